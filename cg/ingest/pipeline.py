@@ -1,0 +1,166 @@
+"""Orchestrates one index run: walk -> extract -> resolve -> chunk -> embed -> write.
+
+Parse trees never outlive their file: extraction keeps plain records only. The summary counts every
+stage (files, definitions, edges, share of call sites resolved in the repo, files skipped and why),
+so an incomplete graph never looks like a finished one.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from cg.config import Settings
+from cg.graph.embed import Embedder
+from cg.graph.model import Edge, External, FileExtraction, FileRecord
+from cg.graph.store import FileWrite, GraphStore
+from cg.ingest.chunk import chunk_symbols
+from cg.ingest.languages.python import PythonExtractor
+from cg.ingest.resolve.names import Resolver
+from cg.ingest.walk import WalkReport, is_test_path, module_name, walk
+
+
+class Progress(Protocol):
+    def stage(self, name: str, total: int) -> AbstractContextManager[Callable[[int], None]]: ...
+
+
+class _Silent:
+    def stage(self, name: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
+        return nullcontext(lambda n: None)
+
+
+@dataclass
+class IndexSummary:
+    repo: str
+    backend: str
+    files: int = 0
+    symbols: int = 0
+    edges: dict[str, int] = field(default_factory=dict)
+    call_sites: int = 0
+    calls_in_repo: int = 0
+    calls_external: int = 0
+    calls_unresolved: int = 0
+    removed_files: int = 0
+    syntax_errors: list[str] = field(default_factory=list)
+    binary: list[str] = field(default_factory=list)
+    not_utf8: list[str] = field(default_factory=list)
+    too_large: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    other_files: int = 0
+    ignored: int = 0
+    embedded: int = 0
+    embed_cached: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+    peak_rss_mb: float = 0.0
+
+    @property
+    def resolved_share(self) -> float:
+        """Share of call edges that land on a definition in the repo or a named library target."""
+        total = self.calls_in_repo + self.calls_external + self.calls_unresolved
+        return (self.calls_in_repo + self.calls_external) / total if total else 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["resolved_share"] = round(self.resolved_share, 4)
+        return data
+
+
+def _record(source, data: bytes) -> FileRecord:
+    return FileRecord(
+        path=source.path,
+        language=source.language,
+        kind="test" if is_test_path(source.path) else "source",
+        blob_sha=source.blob_sha,
+        loc=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1),
+        module=module_name(source.path) if source.language == "python" else "",
+    )
+
+
+def index_repository(
+    settings: Settings, store: GraphStore, embedder: Embedder, progress: Progress | None = None
+) -> IndexSummary:
+    progress = progress or _Silent()
+    summary = IndexSummary(repo=str(settings.repo), backend=store.backend)
+    report = WalkReport()
+    extractor = PythonExtractor()
+    extractions: list[FileExtraction] = []
+
+    started = time.perf_counter()
+    sources = list(walk(settings.repo, report, settings.max_file_bytes))
+    with progress.stage("parse", len(sources)) as advance:
+        for source in sources:
+            ex = extractor.extract(_record(source, source.data), source.data)
+            if ex.warnings:
+                summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
+            extractions.append(ex)
+            advance(1)
+    del sources
+    summary.seconds["parse"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    resolver = Resolver(extractions)
+    edges: list[Edge] = []
+    externals_by_file: dict[str, list[External]] = {}
+    with progress.stage("resolve", len(extractions)) as advance:
+        for ex in extractions:
+            file_edges, externals = resolver.edges(ex)
+            edges.extend(file_edges)
+            externals_by_file[ex.file.path] = externals
+            advance(1)
+    summary.seconds["resolve"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    chunked = [(ex, chunk_symbols(ex)) for ex in extractions]
+    texts = [sym.chunk_text for _, symbols in chunked for sym in symbols]
+    with progress.stage("embed", len(texts)) as advance:
+        vectors = embedder.embed(texts, advance)
+    summary.embedded, summary.embed_cached = embedder.embedded, embedder.cached
+    summary.seconds["embed"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    dimension = int(vectors.shape[1]) if len(texts) else embedder.dimension
+    if store.get_meta("model") not in (None, settings.model):
+        store.reset()
+    store.ensure_schema(dimension)
+    store.set_meta("model", settings.model)
+    present = {ex.file.path for ex in extractions}
+    gone = [path for path in store.file_shas() if path not in present]
+    store.delete_files(gone)
+    summary.removed_files = len(gone)
+    offset = 0
+    with progress.stage("write", len(chunked) + 1) as advance:
+        for ex, symbols in chunked:
+            block = vectors[offset : offset + len(symbols)] if symbols else np.zeros((0, dimension), np.float32)
+            offset += len(symbols)
+            store.write_file(FileWrite(ex.file, symbols, block, externals_by_file.get(ex.file.path, [])))
+            advance(1)
+        store.write_edges(edges)
+        advance(1)
+    store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    summary.seconds["write"] = time.perf_counter() - started
+
+    summary.files = len(extractions)
+    summary.symbols = sum(len(s) for _, s in chunked)
+    summary.edges = dict(Counter(e.type for e in edges))
+    summary.call_sites = sum(len(ex.calls) for ex in extractions)
+    for e in edges:
+        if e.type != "CALLS":
+            continue
+        if e.dst_label == "Symbol":
+            summary.calls_in_repo += 1
+        elif e.resolved_by == "unresolved":
+            summary.calls_unresolved += 1
+        else:
+            summary.calls_external += 1
+    summary.binary, summary.not_utf8 = report.binary, report.not_utf8
+    summary.too_large, summary.unreadable = report.too_large, report.unreadable
+    summary.other_files, summary.ignored = report.other_text, report.ignored
+    summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return summary

@@ -1,0 +1,435 @@
+"""First-cut Python name resolution, without jedi.
+
+Order, as Python itself looks names up: the local scope chain (nested definitions), the module,
+then the file's imports, then builtins. ``self.m()``/``cls.m()`` look up the enclosing class and its
+in-repo bases (a linearised MRO); ``super().m()`` starts after the class. Receivers whose type the
+source states are followed one step: a parameter annotation (``policy: RetryPolicy``), a constructor
+assignment (``queue = JobQueue()``) or an attribute set in a method (``self.gateway = gateway`` with
+``gateway: PaymentGateway``). Whatever is not found becomes an ``External`` node: with its full
+dotted name when an import says where it comes from (``resolved_by='import'``), else marked
+unresolved. Nothing is guessed from a bare method name: a wrong edge costs more than a missing one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import dataclass
+
+from cg.graph.model import (
+    Edge,
+    External,
+    FileExtraction,
+    ImportRecord,
+    Symbol,
+)
+
+BUILTINS = frozenset(dir(builtins))
+_WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Type|ClassVar|Final|Annotated)\[(.*)\]$")
+
+
+@dataclass(frozen=True)
+class Target:
+    id: str
+    label: str  # Symbol | External | File
+    resolved_by: str
+    symbol: Symbol | None = None
+
+
+class Resolver:
+    def __init__(self, extractions: list[FileExtraction]) -> None:
+        self.by_id: dict[str, Symbol] = {}
+        self.by_qualname: dict[str, Symbol] = {}
+        self.children: dict[str, dict[str, Symbol]] = {}
+        self.module_of_path: dict[str, str] = {}
+        self.file_of_module: dict[str, str] = {}
+        self.bindings: dict[str, dict[str, str]] = {}  # path -> local name -> absolute dotted target
+        self.star_imports: dict[str, list[str]] = {}
+        self.types: dict[str, dict[str, str]] = {}  # scope id -> name -> type expression
+        self.bases: dict[str, list[str]] = {}  # class id -> base expressions
+        for ex in extractions:
+            path = ex.file.path
+            self.module_of_path[path] = ex.file.module
+            if ex.file.module:
+                self.file_of_module[ex.file.module] = path
+            for sym in ex.symbols:
+                self.by_id[sym.id] = sym
+                self.by_qualname.setdefault(sym.qualname, sym)
+                if sym.parent_id:
+                    self.children.setdefault(sym.parent_id, {})[sym.name] = sym
+            for typed in ex.assignments:
+                self.types.setdefault(typed.scope_id, {}).setdefault(typed.name, typed.type_expr)
+            for base in ex.bases:
+                self.bases.setdefault(base.class_id, []).append(base.expr)
+        for ex in extractions:
+            table: dict[str, str] = {}
+            stars: list[str] = []
+            for imp in ex.imports:
+                target = self.absolute(ex.file, imp)
+                if imp.name == "*":
+                    stars.append(target)
+                elif imp.name:
+                    table[imp.local_name] = f"{target}.{imp.name}" if target else imp.name
+                elif imp.alias:
+                    table[imp.alias] = imp.module
+                else:  # `import a.b` binds `a`
+                    root = imp.module.split(".")[0]
+                    table.setdefault(root, root)
+            self.bindings[ex.file.path] = table
+            self.star_imports[ex.file.path] = stars
+        self._mro_cache: dict[str, list[Symbol]] = {}
+
+    # -- imports ---------------------------------------------------------------------------------
+    def absolute(self, file, imp: ImportRecord) -> str:
+        if imp.level == 0:
+            return imp.module
+        package = file.module.split(".") if file.module else []
+        if not file.path.endswith("__init__.py"):
+            package = package[:-1]
+        if imp.level > 1:
+            package = package[: len(package) - (imp.level - 1)]
+        return ".".join(p for p in (*package, imp.module) if p)
+
+    def import_target(self, file, imp: ImportRecord) -> Target:
+        base = self.absolute(file, imp)
+        dotted = f"{base}.{imp.name}" if imp.name and imp.name != "*" else base
+        found = self.lookup_dotted(dotted)
+        if found is not None:
+            if found.kind == "module":
+                return Target(found.path, "File", "import", found)
+            return Target(found.id, "Symbol", "import", found)
+        return Target(dotted, "External", "import")
+
+    def lookup_dotted(self, dotted: str) -> Symbol | None:
+        """``shop.payments.retry.RetryPolicy.delay_for`` -> that Symbol; also re-exports through a
+        package's ``__init__`` (``shop.payments.schedule_payment_retry``), followed a few hops."""
+        for _ in range(5):
+            sym = self.by_qualname.get(dotted)
+            if sym is not None:
+                return sym
+            head, _, attr = dotted.rpartition(".")
+            if not head:
+                return None
+            owner = self.lookup_dotted_direct(head)
+            if owner is None:
+                return None
+            if owner.kind == "class":
+                return self.member(owner, attr)
+            if owner.kind != "module":
+                return None
+            rebound = self.bindings.get(owner.path, {}).get(attr)
+            if rebound is None or rebound == dotted:
+                return None
+            dotted = rebound
+        return None
+
+    def lookup_dotted_direct(self, dotted: str) -> Symbol | None:
+        sym = self.by_qualname.get(dotted)
+        if sym is not None or "." not in dotted:
+            return sym
+        return self.lookup_dotted(dotted)
+
+    # -- classes ---------------------------------------------------------------------------------
+    def mro(self, cls: Symbol) -> list[Symbol]:
+        """The class followed by its in-repo bases, depth-first left-to-right, each once."""
+        cached = self._mro_cache.get(cls.id)
+        if cached is not None:
+            return cached
+        order: list[Symbol] = []
+        stack = [cls]
+        seen: set[str] = set()
+        while stack:
+            current = stack.pop(0)
+            if current.id in seen:
+                continue
+            seen.add(current.id)
+            order.append(current)
+            parent = self.by_id.get(current.parent_id)
+            for expr in self.bases.get(current.id, []):
+                base = self.resolve_expr(expr, parent) if parent else None
+                if base is not None and base.symbol is not None and base.symbol.kind == "class":
+                    stack.append(base.symbol)
+        self._mro_cache[cls.id] = order
+        return order
+
+    def member(self, cls: Symbol, name: str, skip_self: bool = False) -> Symbol | None:
+        for klass in self.mro(cls)[1 if skip_self else 0 :]:
+            found = self.children.get(klass.id, {}).get(name)
+            if found is not None:
+                return found
+        return None
+
+    def enclosing_class(self, sym: Symbol | None) -> Symbol | None:
+        while sym is not None and sym.kind != "class":
+            if sym.kind == "method":
+                return self.by_id.get(sym.parent_id)
+            sym = self.by_id.get(sym.parent_id)
+        return sym
+
+    # -- types -----------------------------------------------------------------------------------
+    def type_of(self, type_expr: str, scope: Symbol) -> Symbol | None:
+        """The in-repo class a type expression names, if it names exactly one."""
+        expr = type_expr.strip().strip("\"'")
+        match = _WRAPPERS.match(expr)
+        if match:
+            expr = match.group(1).split(",")[0].strip()
+        if "|" in expr:
+            options = [p.strip() for p in expr.split("|") if p.strip() != "None"]
+            if len(options) != 1:
+                return None
+            expr = options[0]
+        if expr.startswith("call:"):
+            target = self.resolve_expr(expr[5:], scope)
+            if target is None or target.symbol is None:
+                return None
+            if target.symbol.kind == "class":
+                return target.symbol
+            if target.symbol.kind in ("function", "method"):
+                return self.return_type(target.symbol)
+            return None
+        if "[" in expr or "(" in expr:
+            return None
+        target = self.resolve_expr(expr, scope)
+        if target is not None and target.symbol is not None and target.symbol.kind == "class":
+            return target.symbol
+        return None
+
+    def attribute_type(self, cls: Symbol, attr: str) -> Symbol | None:
+        for klass in self.mro(cls):
+            table = self.types.get(klass.id, {})
+            expr = table.get(f"self.{attr}") or table.get(attr)
+            if expr is not None:
+                return self.type_of(expr, klass)
+        return None
+
+    def module_variable(self, module: Symbol, attr: str) -> Target | None:
+        """A module-level variable: typed (``router = Router()``) -> that class; else nothing to call."""
+        expr = self.types.get(module.id, {}).get(attr)
+        if expr is not None:
+            klass = self.type_of(expr, module)
+            if klass is not None:
+                return Target(klass.id, "Symbol", "annotation", klass)
+        return None
+
+    def return_type(self, func: Symbol) -> Symbol | None:
+        _, arrow, annotation = func.signature.rpartition(")")
+        annotation = annotation.strip()
+        if not annotation.startswith("->"):
+            return None
+        parent = self.by_id.get(func.parent_id)
+        return self.type_of(annotation[2:].strip(), parent) if parent is not None else None
+
+    def typed_name(self, name: str, scope: Symbol) -> tuple[str, Symbol] | None:
+        current: Symbol | None = scope
+        while current is not None:
+            found = self.types.get(current.id, {}).get(name)
+            if found is not None:
+                return found, current
+            if current.kind == "class":
+                break
+            current = self.by_id.get(current.parent_id)
+        return None
+
+    # -- names and expressions -------------------------------------------------------------------
+    def resolve_name(self, name: str, scope: Symbol) -> Target | None:
+        current: Symbol | None = scope
+        first = True
+        while current is not None:
+            # a class body's names are visible in the class body only, not in its methods
+            if current.kind != "class" or first:
+                found = self.children.get(current.id, {}).get(name)
+                if found is not None:
+                    return Target(found.id, "Symbol", "scope", found)
+            first = False
+            current = self.by_id.get(current.parent_id)
+        bound = self.bindings.get(scope.path, {}).get(name)
+        if bound is not None:
+            found = self.lookup_dotted(bound)
+            if found is not None:
+                return Target(found.id, "Symbol", "import", found)
+            module, _, attr = bound.rpartition(".")
+            owner = self.by_qualname.get(module)
+            if owner is not None and owner.kind == "module":  # `from .routes import router`
+                return self.module_variable(owner, attr)
+            return Target(bound, "External", "import")
+        for star in self.star_imports.get(scope.path, []):
+            found = self.lookup_dotted(f"{star}.{name}")
+            if found is not None:
+                return Target(found.id, "Symbol", "import", found)
+        if name in BUILTINS:
+            return Target(f"builtins.{name}", "External", "builtin")
+        return None
+
+    def resolve_expr(self, expr: str, scope: Symbol) -> Target | None:
+        if expr.startswith("super()."):
+            cls = self.enclosing_class(scope)
+            rest = expr[len("super().") :]
+            if cls is not None and "." not in rest:
+                found = self.member(cls, rest, skip_self=True)
+                if found is not None:
+                    return Target(found.id, "Symbol", "self", found)
+            return None
+        parts = expr.split(".")
+        if any(not p.removesuffix("()").isidentifier() for p in parts):
+            return None
+        head, rest = parts[0], parts[1:]
+        if head.endswith("()"):  # `create_app().service`: the call's result, then its attributes
+            called = self.resolve_name(head[:-2], scope)
+            instance = self.instance_of(called)
+            if instance is None:
+                return None
+            return self._walk(instance, rest, scope)
+        if head in ("self", "cls") and rest:
+            cls = self.enclosing_class(scope)
+            if cls is None:
+                return None
+            member = self.member(cls, rest[0])
+            if member is not None:
+                return self._walk(Target(member.id, "Symbol", "self", member), rest[1:], scope)
+            typed = self.typed_name(f"self.{rest[0]}", cls)
+            if typed is not None and len(rest) > 1:
+                klass = self.type_of(typed[0], typed[1])
+                if klass is not None:
+                    return self._walk(Target(klass.id, "Symbol", "annotation", klass), rest[1:], scope)
+            return None
+        if rest:
+            typed = self.typed_name(head, scope)
+            if typed is not None and self._shadowed_by_type(head, scope):
+                klass = self.type_of(typed[0], typed[1])
+                if klass is not None:
+                    return self._walk(Target(klass.id, "Symbol", "annotation", klass), rest, scope)
+                return None
+        target = self.resolve_name(head, scope)
+        if target is None:
+            return None
+        return self._walk(target, rest, scope)
+
+    def _shadowed_by_type(self, name: str, scope: Symbol) -> bool:
+        """A typed local (parameter or assignment) wins over a module-level or imported name."""
+        return self.typed_name(name, scope) is not None and self.typed_name(name, scope)[1].kind != "module"
+
+    def instance_of(self, called: Target | None) -> Target | None:
+        """What calling ``called`` returns, as far as the source says: a class's instance, or the
+        class a function's return annotation names."""
+        if called is None or called.symbol is None:
+            return None
+        if called.symbol.kind == "class":
+            return called
+        if called.symbol.kind in ("function", "method"):
+            klass = self.return_type(called.symbol)
+            if klass is not None:
+                return Target(klass.id, "Symbol", "annotation", klass)
+        return None
+
+    def _walk(self, target: Target, rest: list[str], scope: Symbol) -> Target | None:
+        for part in rest:
+            attr = part.removesuffix("()")
+            if part != attr:
+                step = self._walk(target, [attr], scope)
+                target = self.instance_of(step)
+                if target is None:
+                    return None
+                continue
+            if target.label == "External":
+                target = Target(f"{target.id}.{attr}", "External", target.resolved_by)
+                continue
+            sym = target.symbol
+            if sym is None:
+                return None
+            if sym.kind == "module":
+                found = self.lookup_dotted(f"{sym.qualname}.{attr}")
+                if found is None:
+                    variable = self.module_variable(sym, attr)
+                    if variable is None:
+                        return None
+                    target = variable
+                    continue
+            elif sym.kind == "class":
+                found = self.member(sym, attr)
+                if found is None:  # an attribute whose type the class states: `service: PaymentService`
+                    klass = self.attribute_type(sym, attr)
+                    if klass is None:
+                        return None
+                    target = Target(klass.id, "Symbol", "annotation", klass)
+                    continue
+            else:
+                return None
+            if found is None:
+                return None
+            target = Target(found.id, "Symbol", target.resolved_by, found)
+        return target
+
+    # -- edges -----------------------------------------------------------------------------------
+    def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
+        """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS."""
+        edges: list[Edge] = []
+        externals: dict[str, External] = {}
+        path = ex.file.path
+        for sym in ex.symbols:
+            if sym.kind == "module" or sym.parent_id.endswith("::<module>"):
+                edges.append(Edge("DEFINES", path, sym.id, "File", "Symbol", sym.start_line))
+            else:
+                edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
+        seen: set[tuple[str, str, str]] = set()
+
+        def add(edge: Edge) -> None:
+            key = (edge.type, edge.src, edge.dst)
+            if key in seen:
+                return
+            seen.add(key)
+            edges.append(edge)
+
+        for imp in ex.imports:
+            target = self.import_target(ex.file, imp)
+            if target.label == "External":
+                externals.setdefault(target.id, External(target.id, target.id.rsplit(".", 1)[-1]))
+            if target.id != path:
+                add(Edge("IMPORTS", path, target.id, "File", target.label, imp.line, "import"))
+        for call in ex.calls:
+            caller = self.by_id.get(call.caller_id)
+            if caller is None:
+                continue
+            for target in self.call_targets(call.callee, caller):
+                if target.label == "External":
+                    externals.setdefault(
+                        target.id,
+                        External(target.id, target.id.rsplit(".", 1)[-1], target.resolved_by != "unresolved"),
+                    )
+                confidence = 0.0 if target.resolved_by == "unresolved" else 1.0
+                add(
+                    Edge(
+                        "CALLS",
+                        caller.id,
+                        target.id,
+                        "Symbol",
+                        target.label,
+                        call.line,
+                        target.resolved_by,
+                        confidence,
+                    )
+                )
+        for base in ex.bases:
+            cls = self.by_id.get(base.class_id)
+            parent = self.by_id.get(cls.parent_id) if cls else None
+            if cls is None or parent is None:
+                continue
+            target = self.resolve_expr(base.expr, parent)
+            if target is None:
+                target = Target(base.expr, "External", "unresolved")
+            if target.label == "External":
+                externals.setdefault(
+                    target.id,
+                    External(target.id, target.id.rsplit(".", 1)[-1], target.resolved_by != "unresolved"),
+                )
+            add(Edge("INHERITS", cls.id, target.id, "Symbol", target.label, base.line, target.resolved_by))
+        return edges, list(externals.values())
+
+    def call_targets(self, callee: str, caller: Symbol) -> list[Target]:
+        target = self.resolve_expr(callee, caller)
+        if target is None:
+            return [Target(callee, "External", "unresolved")]
+        if target.symbol is not None and target.symbol.kind == "class":
+            init = self.member(target.symbol, "__init__")
+            if init is not None:  # instantiation runs the constructor too
+                return [target, Target(init.id, "Symbol", target.resolved_by, init)]
+        return [target]

@@ -1,0 +1,168 @@
+"""Which files to index: .gitignore/.cgignore-aware, vendor folders skipped, binary and
+non-UTF-8 files counted and reported instead of crashing the run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+DEFAULT_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".cg",
+        ".venv",
+        "venv",
+        "env",
+        "node_modules",
+        "vendor",
+        "third_party",
+        "dist",
+        "build",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".eggs",
+        "site-packages",
+    }
+)
+LANGUAGE_BY_EXTENSION = {".py": "python", ".pyi": "python"}
+SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # repo-relative, forward slashes
+    abspath: Path
+    language: str
+    data: bytes
+
+    @property
+    def blob_sha(self) -> str:
+        return git_blob_sha(self.data)
+
+
+@dataclass
+class WalkReport:
+    """What the walk saw, so the run summary can say exactly what was left out and why."""
+
+    seen: int = 0
+    ignored: int = 0
+    other_text: int = 0  # text files in no supported language
+    binary: list[str] = field(default_factory=list)
+    not_utf8: list[str] = field(default_factory=list)
+    too_large: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+
+def git_blob_sha(data: bytes) -> str:
+    """The sha1 git gives this content (``git hash-object``), so the index can be compared to git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
+    lines: list[str] = []
+    for name in (".gitignore", ".cgignore"):
+        candidate = directory / name
+        if candidate.is_file():
+            try:
+                lines.extend(candidate.read_text("utf-8", "replace").splitlines())
+            except OSError:
+                continue
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def walk(root: Path, report: WalkReport, max_bytes: int = 1_000_000) -> Iterator[SourceFile]:
+    """Yield the indexable source files under ``root`` in a stable order; count everything else."""
+    root = root.resolve()
+    # (directory, spec) pairs: each .gitignore applies to paths relative to its own directory
+    specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
+
+    def ignored(path: Path, is_dir: bool) -> bool:
+        for base, spec in specs:
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+    for dirpath, dirnames, filenames in os.walk(root):
+        current = Path(dirpath)
+        specs[:] = [(b, s) for b, s in specs if current == b or b in current.parents]
+        spec = _load_spec(current)
+        if spec is not None:
+            specs.append((current, spec))
+        kept_dirs = []
+        for d in sorted(dirnames):
+            if d in DEFAULT_SKIP_DIRS or d.endswith(".egg-info") or ignored(current / d, True):
+                report.ignored += 1
+                continue
+            kept_dirs.append(d)
+        dirnames[:] = kept_dirs
+        for name in sorted(filenames):
+            abspath = current / name
+            rel = abspath.relative_to(root).as_posix()
+            report.seen += 1
+            if name in (".gitignore", ".cgignore") or ignored(abspath, False) or abspath.is_symlink():
+                report.ignored += 1
+                continue
+            source = _read(abspath, rel, report, max_bytes)
+            if source is None:
+                continue
+            language = LANGUAGE_BY_EXTENSION.get(abspath.suffix.lower())
+            if language is None:
+                report.other_text += 1
+                continue
+            yield SourceFile(rel, abspath, language, source)
+
+
+def _read(abspath: Path, rel: str, report: WalkReport, max_bytes: int) -> bytes | None:
+    try:
+        size = abspath.stat().st_size
+        if size > max_bytes:
+            report.too_large.append(rel)
+            return None
+        data = abspath.read_bytes()
+    except OSError:
+        report.unreadable.append(rel)
+        return None
+    if b"\0" in data[:SNIFF_BYTES]:
+        report.binary.append(rel)
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.not_utf8.append(rel)
+        return None
+    return data
+
+
+def module_name(path: str) -> str:
+    """Dotted module for a repo-relative Python path; a leading ``src/`` layout folder is dropped."""
+    parts = path[: -len(Path(path).suffix)].split("/") if Path(path).suffix else path.split("/")
+    if parts and parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)

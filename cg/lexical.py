@@ -1,0 +1,46 @@
+"""The lexical arm's analyzer, applied to indexed text and to queries alike, on every backend.
+
+Backends tokenize differently (Kùzu splits on ``_``, Lucene's standard analyzer does not), so we do
+not rely on theirs. We emit only lower-case alphanumeric tokens, which every tokenizer keeps intact:
+each identifier once joined (``handle_invoice_paid`` and ``HandleInvoicePaid`` both give
+``handleinvoicepaid``) and once split into its words (``handle invoice paid``). A query for the exact
+identifier then matches the rare joined token (high IDF) and a query in words still matches the parts.
+Dotted paths (``os.path.join``) give their joined form and every segment.
+"""
+
+from __future__ import annotations
+
+import re
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_STOP = frozenset({"self", "cls", "the", "a", "an", "of", "to", "and", "or", "in", "is", "it", "def", "return"})
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """``HTTPRetryPolicy2`` -> ``['http', 'retry', 'policy', '2']``; ``schedule_payment_retry`` ->
+    ``['schedule', 'payment', 'retry']``."""
+    words: list[str] = []
+    for piece in re.split(r"[_.]+", identifier):
+        words.extend(w.lower() for w in _CAMEL.findall(piece))
+    return words
+
+
+def analyze(text: str) -> list[str]:
+    tokens: list[str] = []
+    for match in _IDENT.finditer(text):
+        ident = match.group(0)
+        words = split_identifier(ident)
+        if not words:
+            continue
+        joined = "".join(words)
+        if len(words) > 1:
+            tokens.append(joined)
+            if "." in ident:
+                tokens.extend("".join(split_identifier(seg)) for seg in ident.split(".") if seg)
+        tokens.extend(w for w in words if w not in _STOP)
+    return tokens
+
+
+def analyze_text(text: str) -> str:
+    return " ".join(analyze(text))

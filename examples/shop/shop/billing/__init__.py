@@ -1,0 +1,1 @@
+"""Billing domain: invoices, coupons and subscriptions."""

@@ -1,0 +1,1 @@
+"""Minimal HTTP plumbing used by the webhook endpoints."""

@@ -1,0 +1,1 @@
+"""Inbound webhooks from the payment provider."""

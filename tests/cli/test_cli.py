@@ -1,0 +1,115 @@
+"""The real CLI, in a subprocess, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.conftest import cg_command
+
+
+def test_index_summary_reports_bad_files_and_indexes_the_rest(indexed_shop):
+    _, out = indexed_shop
+    assert re.search(r"indexed 27 files, \d+ definitions", out)
+    assert "binary, skipped: 1 (shop/static/logo.png)" in out
+    assert "not UTF-8, skipped: 1 (shop/legacy_rates.py)" in out
+    assert "syntax errors (indexed what parsed): 1 (shop/half_written.py: syntax error near line 4" in out
+    assert "resolved)" in out
+
+
+def test_broken_file_is_still_searchable(indexed_shop):
+    repo, _ = indexed_shop
+    out = json.loads(cg_command("callers", "refund_invoice", "--json", "--repo", str(repo)).stdout)
+    assert out[0]["callers"][0]["qualname"] == "shop.half_written.RefundPolicy.allows"
+
+
+def test_explain_payment_retry_names_the_retry_function_with_its_flow(indexed_shop):
+    repo, _ = indexed_shop
+    result = cg_command("explain", "payment retry", cwd=repo)
+    text = result.stdout
+    headings = re.findall(r"^## \d+\. (\S+)", text, re.M)
+    assert "shop.payments.retry.schedule_payment_retry" in headings[:2]
+    # a caller and a callee, each with a correct citation
+    assert (
+        "^ shop.webhooks.stripe_webhooks.WebhookHandler.handle_invoice_payment_failed "
+        "[shop/webhooks/stripe_webhooks.py:47-66] calls schedule_payment_retry at line 60"
+    ) in text
+    assert (
+        "v shop.payments.retry.RetryPolicy.delay_for [shop/payments/retry.py:53-59] "
+        "from schedule_payment_retry line 108"
+    ) in text
+    assert "### shop.payments.retry.schedule_payment_retry [shop/payments/retry.py:86-117]" in text
+    assert "def schedule_payment_retry(" in text
+
+
+def test_explain_json(indexed_shop):
+    repo, _ = indexed_shop
+    data = json.loads(cg_command("explain", "payment retry", "--json", "--repo", str(repo)).stdout)
+    seeds = [f["seed"]["qualname"] for f in data["flows"]]
+    assert "shop.payments.retry.schedule_payment_retry" in seeds[:2]
+    flow = data["flows"][seeds.index("shop.payments.retry.schedule_payment_retry")]
+    assert any(
+        c["qualname"].endswith("PaymentService.charge_invoice") and c["call_line"] == 64 for c in flow["callers"]
+    )
+    assert flow["seed"]["code"].lstrip().startswith("def schedule_payment_retry(")
+
+
+def test_search_json_fields_and_limit(indexed_shop):
+    repo, _ = indexed_shop
+    hits = json.loads(cg_command("search", "STRIPE_WEBHOOK_SECRET", "--json", "--limit", "4", cwd=repo).stdout)
+    assert len(hits) == 4
+    for key in ("qualname", "kind", "path", "start_line", "end_line", "score"):
+        assert key in hits[0]
+    assert any(h["path"] == "shop/config.py" for h in hits)
+
+
+def test_callers_and_callees(indexed_shop):
+    repo, _ = indexed_shop
+    out = cg_command("callers", "schedule_payment_retry", "--repo", str(repo)).stdout
+    assert "shop.payments.service.PaymentService.charge_invoice [shop/payments/service.py:46-72] line 64" in out
+    data = json.loads(cg_command("callees", "RetryPolicy.delay_for", "--json", "--repo", str(repo)).stdout)
+    targets = {c["qualname"]: c for c in data[0]["callees"]}
+    assert targets["shop.payments.retry.compute_backoff"]["line"] == 55
+    assert targets["builtins.max"]["label"] == "External"
+
+
+def test_cypher_is_read_only_unless_write(indexed_shop):
+    repo, _ = indexed_shop
+    rows = json.loads(
+        cg_command(
+            "cypher",
+            "MATCH (a:Symbol)-[:CALLS]->(b:Symbol {name: $name}) RETURN a.qualname AS caller ORDER BY caller",
+            "--param",
+            "name=schedule_payment_retry",
+            "--json",
+            "--repo",
+            str(repo),
+        ).stdout
+    )
+    assert {"caller": "shop.payments.service.PaymentService.charge_invoice"} in rows
+    refused = cg_command("cypher", "CREATE (:External {id: 'x'})", "--repo", str(repo), check=False)
+    assert refused.returncode != 0
+    assert len(refused.stderr.strip().splitlines()) == 1 and "read-only" in refused.stderr
+    bad = cg_command("cypher", "MATCH (n RETURN n", "--repo", str(repo), check=False)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_missing_path_is_one_line_and_non_zero(tmp_path: Path):
+    result = cg_command("index", str(tmp_path / "does-not-exist"), check=False)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [f"cg: no such directory: {tmp_path / 'does-not-exist'}"]
+    assert "Traceback" not in result.stderr
+
+
+def test_query_without_index_is_one_line(tmp_path: Path):
+    result = cg_command("search", "retry", "--repo", str(tmp_path), check=False)
+    assert result.returncode != 0
+    assert len(result.stderr.strip().splitlines()) == 1 and "cg index" in result.stderr
+
+
+def test_reindex_is_stable_and_uses_the_cache(indexed_shop):
+    repo, _ = indexed_shop
+    data = json.loads(cg_command("index", str(repo), "--json").stdout)
+    assert data["embedded"] == 0 and data["embed_cached"] == data["symbols"]
+    assert data["removed_files"] == 0

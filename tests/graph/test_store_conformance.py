@@ -1,0 +1,142 @@
+"""The GraphStore contract, run against every backend: writes, re-writes, deletes, vector search,
+full-text search, traversal and read-only Cypher."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cg.graph.model import Edge, External, FileRecord, Symbol
+from cg.graph.store import FileWrite, StoreError
+from cg.lexical import analyze_text
+
+DIM = 8
+
+
+def vec(*hot: int) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    for i in hot:
+        v[i] = 1.0
+    return v / np.linalg.norm(v)
+
+
+def sym(path: str, scope: str, kind: str = "function", doc: str = "", parent: str = "") -> Symbol:
+    name = scope.rsplit(".", 1)[-1]
+    module = path[:-3].replace("/", ".")
+    text = f"def {name}():\n    pass"
+    return Symbol(
+        id=f"{path}::{scope}",
+        name=name,
+        qualname=f"{module}.{scope}",
+        kind=kind,
+        path=path,
+        start_line=10,
+        end_line=12,
+        signature=f"def {name}()",
+        docstring=doc,
+        text=text,
+        parent_id=parent or f"{path}::<module>",
+        search_text=analyze_text(f"{name} {doc}"),
+    )
+
+
+def write(store, path: str, symbols: list[Symbol], vectors: list[np.ndarray], externals=()):
+    record = FileRecord(path, "python", "source", "sha-" + path, 20, path[:-3].replace("/", "."))
+    store.write_file(FileWrite(record, symbols, np.vstack(vectors), list(externals)))
+
+
+RETRY = sym("shop/retry.py", "schedule_payment_retry", doc="Enqueue the next retry of a failed payment.")
+BACKOFF = sym("shop/retry.py", "compute_backoff")
+HANDLER = sym("shop/hooks.py", "handle_invoice_payment_failed", doc="Stripe webhook for failed invoices.")
+
+
+def populate(store):
+    store.ensure_schema(DIM)
+    write(store, "shop/retry.py", [RETRY, BACKOFF], [vec(0), vec(1)], [External("builtins.max", "max")])
+    write(store, "shop/hooks.py", [HANDLER], [vec(2)])
+    store.write_edges(
+        [
+            Edge("CALLS", HANDLER.id, RETRY.id, "Symbol", "Symbol", 60, "import"),
+            Edge("CALLS", RETRY.id, BACKOFF.id, "Symbol", "Symbol", 101, "scope"),
+            Edge("CALLS", RETRY.id, "builtins.max", "Symbol", "External", 108, "builtin"),
+            Edge("DEFINES", "shop/retry.py", RETRY.id, "File", "Symbol", 10),
+        ]
+    )
+
+
+def test_write_and_traverse(store_factory):
+    store = store_factory()
+    populate(store)
+    assert store.stats()["Symbol"] == 3 and store.stats()["CALLS"] == 3
+    callers = store.calls([RETRY.id], "in")
+    assert [(c.src, c.line, c.resolved_by) for c in callers] == [(HANDLER.id, 60, "import")]
+    assert callers[0].other["qualname"] == "shop.hooks.handle_invoice_payment_failed"
+    callees = {c.dst: c for c in store.calls([RETRY.id], "out")}
+    assert set(callees) == {BACKOFF.id, "builtins.max"}
+    assert callees["builtins.max"].other_label == "External"
+    assert callees[BACKOFF.id].other["path"] == "shop/retry.py"
+
+
+def test_rewrite_keeps_incoming_edges_and_drops_stale(store_factory):
+    store = store_factory()
+    populate(store)
+    # compute_backoff is deleted from the file; schedule_payment_retry stays (same id)
+    write(store, "shop/retry.py", [RETRY], [vec(0, 3)])
+    assert store.symbols([BACKOFF.id]) == {}
+    assert [c.src for c in store.calls([RETRY.id], "in")] == [HANDLER.id]  # incoming edge survives
+    assert store.calls([RETRY.id], "out") == []  # outgoing edges are rewritten by the caller
+    assert store.stats()["Symbol"] == 2
+
+
+def test_delete_files(store_factory):
+    store = store_factory()
+    populate(store)
+    store.delete_files(["shop/hooks.py"])
+    assert store.file_shas() == {"shop/retry.py": "sha-shop/retry.py"}
+    assert store.calls([RETRY.id], "in") == []
+
+
+def test_vector_search_ranks_by_cosine(store_factory):
+    store = store_factory()
+    populate(store)
+    hits = store.vector(vec(1), 3)
+    assert hits[0][0] == BACKOFF.id and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert {h[0] for h in hits[1:]} == {RETRY.id, HANDLER.id}
+
+
+def test_fulltext_matches_split_and_whole_identifiers(store_factory):
+    store = store_factory()
+    populate(store)
+    assert store.fulltext(analyze_text("schedule_payment_retry"), 5)[0][0] == RETRY.id
+    assert store.fulltext(analyze_text("SchedulePaymentRetry"), 5)[0][0] == RETRY.id
+    assert store.fulltext(analyze_text("webhook failed invoices"), 5)[0][0] == HANDLER.id
+    # a later write is reflected without rebuilding the index
+    write(store, "shop/hooks.py", [HANDLER, sym("shop/hooks.py", "verify_signature")], [vec(2), vec(4)])
+    assert store.fulltext(analyze_text("verify signature"), 5)[0][0] == "shop/hooks.py::verify_signature"
+
+
+def test_find_symbols_by_name_qualname_and_id(store_factory):
+    store = store_factory()
+    populate(store)
+    assert [s["id"] for s in store.find_symbols("compute_backoff")] == [BACKOFF.id]
+    assert [s["id"] for s in store.find_symbols("shop.retry.compute_backoff")] == [BACKOFF.id]
+    assert [s["id"] for s in store.find_symbols(BACKOFF.id)] == [BACKOFF.id]
+    assert store.find_symbols("refund_everything") == []
+
+
+def test_read_only_cypher_refuses_writes(store_factory):
+    store = store_factory()
+    populate(store)
+    reader = store_factory(read_only=True)
+    columns, rows = reader.cypher(
+        "MATCH (a:Symbol)-[:CALLS]->(b:Symbol) RETURN a.name AS caller, b.name AS callee ORDER BY caller"
+    )
+    assert columns == ["caller", "callee"]
+    assert rows == [
+        ["handle_invoice_payment_failed", "schedule_payment_retry"],
+        ["schedule_payment_retry", "compute_backoff"],
+    ]
+    with pytest.raises(StoreError):
+        reader.cypher("CREATE (:External {id: 'stripe.Charge', name: 'Charge', resolved: true})")
+    with pytest.raises(StoreError):
+        reader.cypher("MATCH (n:NoSuchLabel) RETURN n")

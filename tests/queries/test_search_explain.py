@@ -1,0 +1,81 @@
+"""Hybrid search, expansion and explain through the library, on the indexed shop copy."""
+
+from __future__ import annotations
+
+import pytest
+
+from cg.config import load_settings
+from cg.graph.backends import open_store
+from cg.graph.embed import Embedder
+from cg.queries.expand import expand
+from cg.queries.explain import explain
+from cg.queries.search import rrf, search
+
+RETRY = "shop/payments/retry.py::schedule_payment_retry"
+
+
+@pytest.fixture(scope="module")
+def ctx(indexed_shop):
+    repo, _ = indexed_shop
+    settings = load_settings(repo)
+    store = open_store(settings, read_only=True)
+    yield store, Embedder(settings.model, settings.cache_dir)
+    store.close()
+
+
+def test_rrf_rewards_agreement():
+    fused = rrf({"lexical": ["a", "b", "c"], "vector": ["b", "d"]}, {"lexical": 1.0, "vector": 1.0}, 60)
+    assert fused[0][0] == "b"
+    assert fused[0][2] == {"lexical": 2, "vector": 1}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "k"),
+    [
+        ("payment retry", RETRY, 1),
+        ("schedule_payment_retry", RETRY, 1),
+        ("SchedulePaymentRetry", RETRY, 1),
+        ("exponential backoff with jitter", "shop/payments/retry.py::RetryPolicy.delay_for", 3),
+        ("coupon has expired", "shop/billing/coupons.py::validate_coupon", 3),
+        # the code embedding alone ranks this 15th; the docstring arm (issue 5) is meant to lift it
+        ("verify the stripe webhook signature", "shop/webhooks/signature.py::verify_signature", 10),
+    ],
+)
+def test_search_finds_the_definition_in_the_top_k(ctx, query, expected, k):
+    store, embedder = ctx
+    hits = search(store, embedder, query, limit=k)
+    assert expected in [h.id for h in hits], [h.id for h in hits]
+    assert {"qualname", "kind", "path", "start_line", "end_line", "score"} <= set(hits[0].as_dict())
+
+
+def test_exact_identifier_is_pinned_and_both_arms_still_rank_it(ctx):
+    store, embedder = ctx
+    hits = search(store, embedder, "where is compute_backoff used", limit=3)
+    assert hits[0].id == "shop/payments/retry.py::compute_backoff"
+    assert hits[0].ranks["exact"] == 1 and "lexical" in hits[0].ranks and "vector" in hits[0].ranks
+    # plain words pin nothing
+    assert all("exact" not in h.ranks for h in search(store, embedder, "payment retry", limit=5))
+
+
+def test_expand_respects_depth_and_fanout(ctx):
+    store, _ = ctx
+    callers = expand(store, [RETRY], "in", depth=1, fanout=10)
+    assert {s.id for s in callers} >= {
+        "shop/webhooks/stripe_webhooks.py::WebhookHandler.handle_invoice_payment_failed",
+        "shop/payments/service.py::PaymentService.charge_invoice",
+    }
+    assert all(s.depth == 1 for s in callers)
+    assert len(expand(store, [RETRY], "in", depth=1, fanout=2)) == 2
+    deeper = expand(store, [RETRY], "in", depth=2, fanout=10)
+    worker = [s for s in deeper if s.id == "shop/workers/retry_worker.py::run_retry_worker._handle"]
+    assert worker and worker[0].depth == 2 and worker[0].via.endswith("retry_failed_payment")
+
+
+def test_explain_budget_lists_what_it_leaves_out(ctx):
+    store, embedder = ctx
+    small = explain(store, embedder, "payment retry", token_budget=400)
+    assert small.tokens_used <= 400
+    assert small.omitted, "a 400-token budget cannot hold the whole flow"
+    assert all(o["citation"].startswith("[") for o in small.omitted)
+    big = explain(store, embedder, "payment retry", token_budget=50_000)
+    assert not big.omitted and len(big.code) > len(small.code)
