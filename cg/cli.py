@@ -72,6 +72,12 @@ def _errors() -> Iterator[None]:
         _fail(str(exc))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
+    except typer.Exit:
+        raise
+    except Exception as exc:  # a bug of ours: still one line, the traceback only on request
+        if os.environ.get("CG_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set CG_DEBUG=1 for the traceback)", 70)
 
 
 class _RichProgress:

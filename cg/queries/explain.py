@@ -102,12 +102,12 @@ def explain(
     hits = search(store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights)
     chosen = _pick_seeds(hits, seeds)
     flows: list[Flow] = []
-    placed: set[str] = {h.id for h in chosen}
+    seed_ids = {h.id for h in chosen}
+    placed: set[str] = set()  # non-seed nodes already shown in an earlier flow
     for hit in chosen:
         callers = [s for s in expand(store, [hit.id], "in", depth, fanout) if s.id not in placed]
-        placed.update(s.id for s in callers)
         callees = [s for s in expand(store, [hit.id], "out", depth, fanout) if s.id not in placed]
-        placed.update(s.id for s in callees)
+        placed.update(s.id for s in (*callers, *callees) if s.id not in seed_ids)
         flows.append(Flow(hit, callers, callees))
     result = Explanation(query, flows, token_budget=token_budget)
     _spend_budget(store, result)
@@ -159,22 +159,13 @@ def render_markdown(result: Explanation) -> str:
             out.append(f"> {seed['docstring'].splitlines()[0]}")
         out.append("")
         if flow.callers:
-            out.append("Called by:")
-            for s in sorted(flow.callers, key=lambda s: (-s.depth, s.node.get("qualname") or "")):
-                out.append(
-                    f"  {'  ' * (s.depth - 1)}^ {s.node.get('qualname')} {citation(s.node)}"
-                    f" calls {_short(s.via)} at line {s.line}"
-                )
+            out.append("Called by (callers of callers indented below each):")
+            out.extend(_tree(flow.callers, flow.seed.id, "^", "calls {via} at line {line}"))
         else:
             out.append("Called by: nothing indexed calls it")
-        out.append(f"  * {seed['qualname']} {citation(seed)}")
         if flow.callees:
-            out.append("Calls:")
-            for s in flow.callees:
-                out.append(
-                    f"  {'  ' * (s.depth - 1)}v {s.node.get('qualname')} {citation(s.node)}"
-                    f" from {_short(s.via)} line {s.line}"
-                )
+            out.append("Calls (what each callee calls indented below it):")
+            out.extend(_tree(flow.callees, flow.seed.id, "v", "from {via} line {line}"))
         out.append("")
         for sym_id, node in [(flow.seed.id, seed), *[(s.id, s.node) for s in (*flow.callers, *flow.callees)]]:
             code = result.code.get(sym_id)
@@ -193,6 +184,22 @@ def render_markdown(result: Explanation) -> str:
         for item in result.omitted:
             out.append(f"  - {item['qualname']} {item['citation']} (~{item['tokens']} tokens)")
     return "\n".join(out)
+
+
+def _tree(steps: list[Step], root: str, mark: str, detail: str) -> list[str]:
+    children: dict[str, list[Step]] = {}
+    for s in steps:
+        children.setdefault(s.via, []).append(s)
+    lines: list[str] = []
+
+    def visit(parent: str, indent: int) -> None:
+        for s in sorted(children.get(parent, []), key=lambda s: (is_test_path(s.node.get("path") or ""), s.line)):
+            info = detail.format(via=_short(s.via), line=s.line)
+            lines.append(f"{'  ' * indent}{mark} {s.node.get('qualname')} {citation(s.node)} {info}")
+            visit(s.id, indent + 1)
+
+    visit(root, 1)
+    return lines
 
 
 def _short(symbol_id: str) -> str:

@@ -78,6 +78,7 @@ class Resolver:
             self.bindings[ex.file.path] = table
             self.star_imports[ex.file.path] = stars
         self._mro_cache: dict[str, list[Symbol]] = {}
+        self._typing: set[tuple[str, str]] = set()
 
     # -- imports ---------------------------------------------------------------------------------
     def absolute(self, file, imp: ImportRecord) -> str:
@@ -135,6 +136,7 @@ class Resolver:
         cached = self._mro_cache.get(cls.id)
         if cached is not None:
             return cached
+        self._mro_cache[cls.id] = [cls]  # while computing: a base that refers back sees the class alone
         order: list[Symbol] = []
         stack = [cls]
         seen: set[str] = set()
@@ -169,6 +171,16 @@ class Resolver:
     # -- types -----------------------------------------------------------------------------------
     def type_of(self, type_expr: str, scope: Symbol) -> Symbol | None:
         """The in-repo class a type expression names, if it names exactly one."""
+        key = (type_expr, scope.id)
+        if key in self._typing:  # `x = x.copy()`, `self.a = self.a`: a cycle names no type
+            return None
+        self._typing.add(key)
+        try:
+            return self._type_of(type_expr, scope)
+        finally:
+            self._typing.discard(key)
+
+    def _type_of(self, type_expr: str, scope: Symbol) -> Symbol | None:
         expr = type_expr.strip().strip("\"'")
         match = _WRAPPERS.match(expr)
         if match:

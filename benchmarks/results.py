@@ -1,0 +1,45 @@
+"""Shared by the benchmark scripts: the machine line and section-wise updates of RESULTS.md, so
+each script rewrites only its own section and every number in the file comes from a script."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+HEADER = "# Benchmark results\n\nWritten by the scripts in this folder; never edited by hand.\n"
+
+
+def machine_line() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (
+        f"Machine: {os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+    )
+
+
+def write_section(title: str, body: str) -> None:
+    text = RESULTS.read_text() if RESULTS.exists() else HEADER
+    block = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block + "\n", text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    RESULTS.write_text(text.rstrip("\n") + "\n")
