@@ -134,6 +134,10 @@ def _spend_budget(store: GraphStore, result: Explanation) -> None:
         if used + len(text) <= budget:
             result.code[sym_id] = text
             used += len(text)
+        elif not result.code:  # the first seed is always shown: its head, cut at a line boundary
+            head = _head(text, budget)
+            result.code[sym_id] = head
+            used += len(head)
         else:
             result.omitted.append(
                 {
@@ -146,12 +150,26 @@ def _spend_budget(store: GraphStore, result: Explanation) -> None:
     result.tokens_used = used // CHARS_PER_TOKEN
 
 
+def _head(text: str, chars: int) -> str:
+    lines = text.splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if kept and size + len(line) + 1 > chars:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    rest = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n# ... {rest} more lines (over the token budget; see the citation)" if rest else "")
+
+
 def render_markdown(result: Explanation) -> str:
     """Plain text with Markdown code fences: readable in a terminal and pasteable into a chat."""
     out: list[str] = [f"# How it works: {result.query}", ""]
     if not result.flows:
         out.append("No matching definitions. Is the repository indexed (`cg index`)?")
         return "\n".join(out)
+    shown: set[str] = set()  # each definition's code is printed once, where it first appears
     for number, flow in enumerate(result.flows, start=1):
         seed = flow.seed.symbol
         out.append(f"## {number}. {seed['qualname']} ({seed['kind']}) {citation(seed)}")
@@ -169,8 +187,9 @@ def render_markdown(result: Explanation) -> str:
         out.append("")
         for sym_id, node in [(flow.seed.id, seed), *[(s.id, s.node) for s in (*flow.callers, *flow.callees)]]:
             code = result.code.get(sym_id)
-            if code is None:
+            if code is None or sym_id in shown:
                 continue
+            shown.add(sym_id)
             out.append(f"### {node.get('qualname')} {citation(node)}")
             out.append("```python")
             out.append(code)

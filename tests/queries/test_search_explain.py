@@ -79,3 +79,13 @@ def test_explain_budget_lists_what_it_leaves_out(ctx):
     assert all(o["citation"].startswith("[") for o in small.omitted)
     big = explain(store, embedder, "payment retry", token_budget=50_000)
     assert not big.omitted and len(big.code) > len(small.code)
+
+
+def test_explain_always_shows_the_first_seed_even_over_budget(ctx):
+    store, embedder = ctx
+    tiny = explain(store, embedder, "payment retry", token_budget=100)
+    first = tiny.flows[0].seed.id
+    assert first == RETRY
+    assert tiny.code[first].startswith("def schedule_payment_retry(")
+    assert "more lines (over the token budget; see the citation)" in tiny.code[first]
+    assert len(tiny.code) == 1
