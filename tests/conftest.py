@@ -18,11 +18,15 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def cg_command(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+def cg_command(
+    *args: str, cwd: Path | None = None, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess, as a user would."""
     cg = Path(sys.executable).parent / "cg"
     command = [str(cg)] if cg.exists() else [sys.executable, "-m", "cg.cli"]
-    result = subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})}
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"cg {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return result

@@ -5,8 +5,16 @@ from pathlib import Path
 import pytest
 
 from cg.graph.kuzu_store import KuzuStore
+from tests.neo4j_env import REQUIRED, neo4j_settings
 
-BACKENDS = ["kuzu"]
+BACKENDS = [
+    "kuzu",
+    pytest.param(
+        "neo4j",
+        marks=[pytest.mark.neo4j]
+        + ([] if REQUIRED else [pytest.mark.skip(reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")]),
+    ),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -20,6 +28,12 @@ def store_factory(request, tmp_path: Path):
                 s.close()
             opened.clear()
             store = KuzuStore(tmp_path / "graph.kuzu", read_only=read_only)
+        else:
+            from cg.graph.neo4j_store import Neo4jStore
+
+            store = Neo4jStore(neo4j_settings(tmp_path), read_only=read_only)
+            if not opened:
+                store.reset()  # the server is shared by the whole run: start each test empty
         opened.append(store)
         return store
 

@@ -34,7 +34,20 @@ import org.neo4j.logging.log4j.Log4jLogProvider;
 public final class Main {
     private Main() {}
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable t) {
+            // Neo4j's non-daemon threads would keep a half-started JVM alive: exit instead
+            // (the shutdown hook, if registered, stops the DBMS cleanly).
+            System.out.println("CG_NEO4J_FAILED " + t);
+            t.printStackTrace(System.out);
+            System.out.flush();
+            System.exit(1);
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         if (args.length != 2) {
             System.err.println("usage: Main HOME_DIR BOLT_PORT");
             System.exit(2);
@@ -62,7 +75,11 @@ public final class Main {
                 .setConfig(HttpsConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, auth)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMiB))
+                // Small, non-preallocated transaction logs: the default preallocates 256 MiB
+                // per database (neo4j + system) up front.
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "2 files")
+                .setConfig(GraphDatabaseSettings.logical_log_rotation_threshold, ByteUnit.mebiBytes(32))
+                .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 // Bolt's netty event loops otherwise idle 5 s before shutting down: makes `stop` slow.
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0);

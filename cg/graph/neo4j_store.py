@@ -1,0 +1,317 @@
+"""The Neo4j backend over Bolt: the shared, team-sized and large-scale store.
+
+Same schema and same GraphStore contract as the embedded store. Writes are batched ``UNWIND $rows``
+statements, one managed transaction per file (the driver retries transient failures), and every
+value travels as a parameter. Cypher text is built only from the closed set of labels and
+relationship types below, never from data. Vector search uses the native vector index
+(``db.index.vector.queryNodes``; cosine, Neo4j reports it as ``(1 + cos) / 2``, which we map back to
+the cosine so both backends return the same scale), full-text uses a Lucene index with the
+whitespace analyzer over the tokens our own analyzer wrote (cg/lexical.py), so index-time and
+query-time analysis are the same code on both backends.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from cg.config import Settings
+from cg.graph.model import Edge
+from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
+
+VECTOR_INDEX = "symbol_embedding"
+FULLTEXT_INDEX = "symbol_search_text"
+LABELS = ("File", "Symbol", "External", "Meta")
+REL_PROPS = {
+    "DEFINES": "{line: r.line}",
+    "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
+    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence}",
+    "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
+}
+_NODE_LABELS = ("File", "Symbol", "External")
+_SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
+
+_UPSERT_FILE = (
+    "MERGE (f:File {id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
+    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module"
+)
+_DELETE_STALE = "MATCH (s:Symbol {path: $path}) WHERE NOT s.id IN $keep DETACH DELETE s"
+_DELETE_FILE_EDGES = "MATCH (f:File {id: $path})-[r]->() DELETE r"
+_DELETE_SYMBOL_EDGES = "MATCH (s:Symbol {path: $path})-[r]->() DELETE r"
+_UPSERT_SYMBOLS = (
+    "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname, s.kind = r.kind,"
+    " s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line, s.signature = r.signature,"
+    " s.docstring = r.docstring, s.text = r.text, s.header = r.header, s.search_text = r.search_text,"
+    " s.parent_id = r.parent_id, s.embedding = r.embedding"
+)
+_UPSERT_EXTERNALS = "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
+
+
+def _edge_query(rel: str, src: str, dst: str) -> str:
+    if rel not in REL_PROPS or src not in _NODE_LABELS or dst not in _NODE_LABELS:
+        raise ValueError(f"not a schema edge: {src}-[{rel}]->{dst}")
+    return (
+        f"UNWIND $rows AS r MATCH (a:{src} {{id: r.src}}) MATCH (b:{dst} {{id: r.dst}})"
+        f" CREATE (a)-[:{rel} {REL_PROPS[rel]}]->(b)"
+    )
+
+
+class Neo4jStore:
+    backend = "neo4j"
+
+    def __init__(self, settings: Settings, read_only: bool = False) -> None:
+        import neo4j
+        from neo4j.exceptions import AuthError, ServiceUnavailable
+
+        self._neo4j = neo4j
+        logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
+        self.read_only = read_only
+        self.database = settings.neo4j_database
+        self.uri = settings.neo4j_uri
+        auth = (settings.neo4j_username, settings.neo4j_password) if settings.neo4j_password else None
+        try:
+            self._driver = neo4j.GraphDatabase.driver(self.uri, auth=auth)
+            self._driver.verify_connectivity()
+        except ServiceUnavailable as exc:
+            raise StoreError(f"cannot reach Neo4j at {self.uri} ({_first_line(exc)}); is the server running?") from exc
+        except AuthError as exc:
+            raise StoreError(f"Neo4j at {self.uri} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)") from exc
+        except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
+            raise StoreError(f"bad NEO4J_URI {self.uri!r}: {_first_line(exc)}") from exc
+        self._dimension: int | None = None
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def _read(self, query: str, **params: Any) -> list[list[Any]]:
+        records, _, _ = self._driver.execute_query(
+            query, params, database_=self.database, routing_=self._neo4j.RoutingControl.READ
+        )
+        return [list(r.values()) for r in records]
+
+    def _write(self, query: str, **params: Any) -> None:
+        self._driver.execute_query(query, params, database_=self.database)
+
+    def ensure_schema(self, dimension: int) -> None:
+        current = self.get_meta("dimension")
+        if current is not None and int(current) != dimension:
+            raise StoreError(
+                f"the graph holds {current}-d embeddings but the model gives {dimension}-d; "
+                "rebuild with `cg index --rebuild`"
+            )
+        self._dimension = int(dimension)
+        for label in LABELS:
+            key = "key" if label == "Meta" else "id"
+            self._write(
+                f"CREATE CONSTRAINT {label.lower()}_{key}_unique IF NOT EXISTS"
+                f" FOR (n:{label}) REQUIRE n.{key} IS UNIQUE"
+            )
+        self._write("CREATE INDEX symbol_path IF NOT EXISTS FOR (n:Symbol) ON (n.path)")
+        self._write("CREATE INDEX symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)")
+        self._write("CREATE INDEX symbol_qualname IF NOT EXISTS FOR (n:Symbol) ON (n.qualname)")
+        self._write(
+            f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (n:Symbol) ON n.embedding"
+            f" OPTIONS {{indexConfig: {{`vector.dimensions`: {self._dimension},"
+            " `vector.similarity_function`: 'cosine'}}"
+        )
+        self._write(
+            f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (n:Symbol) ON EACH [n.search_text]"
+            " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
+        )
+        self._write("CALL db.awaitIndexes(300)")
+        self.set_meta("dimension", str(dimension))
+
+    def reset(self) -> None:
+        with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
+            session.run(
+                "MATCH (n) WHERE n:File OR n:Symbol OR n:External OR n:Meta"
+                " CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+            ).consume()
+        for index in (VECTOR_INDEX, FULLTEXT_INDEX):
+            self._write(f"DROP INDEX {index} IF EXISTS")
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._read("MATCH (m:Meta {key: $key}) RETURN m.value", key=key)
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write("MERGE (m:Meta {key: $key}) SET m.value = $value", key=key, value=value)
+
+    # -- writes ----------------------------------------------------------------------------------
+    def write_file(self, write: FileWrite) -> None:
+        rec = write.file
+        symbols = [
+            {
+                "id": s.id,
+                "name": s.name,
+                "qualname": s.qualname,
+                "kind": s.kind,
+                "path": s.path,
+                "start_line": s.start_line,
+                "end_line": s.end_line,
+                "signature": s.signature,
+                "docstring": s.docstring,
+                "text": s.text,
+                "header": s.header,
+                "search_text": s.search_text,
+                "parent_id": s.parent_id,
+                "embedding": [float(x) for x in vec],
+            }
+            for s, vec in zip(write.symbols, write.embeddings, strict=True)
+        ]
+        externals = [{"id": e.id, "name": e.name, "resolved": e.resolved} for e in write.externals]
+
+        def work(tx) -> None:
+            tx.run(
+                _UPSERT_FILE,
+                id=rec.path,
+                language=rec.language,
+                kind=rec.kind,
+                blob_sha=rec.blob_sha,
+                loc=rec.loc,
+                module=rec.module,
+            ).consume()
+            tx.run(_DELETE_STALE, path=rec.path, keep=[s["id"] for s in symbols]).consume()
+            tx.run(_DELETE_FILE_EDGES, path=rec.path).consume()
+            tx.run(_DELETE_SYMBOL_EDGES, path=rec.path).consume()
+            if symbols:
+                tx.run(_UPSERT_SYMBOLS, rows=symbols).consume()
+            if externals:
+                tx.run(_UPSERT_EXTERNALS, rows=externals).consume()
+
+        with self._driver.session(database=self.database) as session:
+            session.execute_write(work)
+
+    def write_edges(self, edges: list[Edge]) -> None:
+        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for e in edges:
+            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
+                {"src": e.src, "dst": e.dst, "line": e.line, "resolved_by": e.resolved_by, "confidence": e.confidence}
+            )
+        with self._driver.session(database=self.database) as session:
+            for (rel, src, dst), rows in groups.items():
+                query = _edge_query(rel, src, dst)
+                for start in range(0, len(rows), 5000):
+                    batch = rows[start : start + 5000]
+                    session.execute_write(lambda tx, q=query, b=batch: tx.run(q, rows=b).consume())
+
+    def delete_files(self, paths: list[str]) -> None:
+        if paths:
+            self._write("MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s", paths=paths)
+            self._write("MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f", paths=paths)
+
+    def file_shas(self) -> dict[str, str]:
+        return {row[0]: row[1] for row in self._read("MATCH (f:File) RETURN f.id, f.blob_sha")}
+
+    # -- reads -----------------------------------------------------------------------------------
+    def fulltext(self, analyzed_query: str, limit: int) -> list[tuple[str, float]]:
+        if not analyzed_query.strip():
+            return []
+        rows = self._read(
+            f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node, score"
+            " RETURN node.id, score ORDER BY score DESC, node.id LIMIT $k",
+            q=analyzed_query,
+            k=limit,
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    def vector(self, embedding: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        rows = self._read(
+            f"CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $q) YIELD node, score"
+            " RETURN node.id, score ORDER BY score DESC, node.id",
+            k=limit,
+            q=[float(x) for x in embedding],
+        )
+        return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
+
+    def _dicts(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        records, _, _ = self._driver.execute_query(
+            query, params, database_=self.database, routing_=self._neo4j.RoutingControl.READ
+        )
+        return [dict(r) for r in records]
+
+    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        extra = ", n.text AS text, n.header AS header" if with_text else ""
+        rows = self._dicts(f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {_SUMMARY}{extra}", ids=ids)
+        return {row["id"]: row for row in rows}
+
+    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
+        return self._dicts(
+            f"MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
+            f" OR n.qualname ENDS WITH $suffix RETURN {_SUMMARY} ORDER BY n.qualname LIMIT $k",
+            ref=ref,
+            suffix="." + ref,
+            k=limit,
+        )
+
+    def calls(self, ids: list[str], direction: str) -> list[CallRow]:
+        if not ids:
+            return []
+        if direction == "out":
+            query = "MATCH (a:Symbol)-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id AS src, n.id AS dst,"
+        else:
+            query = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol) WHERE a.id IN $ids RETURN n.id AS src, a.id AS dst,"
+        query += (
+            " c.line AS line, c.resolved_by AS resolved_by, labels(n)[0] AS label, n.name AS name,"
+            " n.qualname AS qualname, n.kind AS kind, n.path AS path, n.start_line AS start_line,"
+            " n.end_line AS end_line, n.signature AS signature"
+        )
+        out = []
+        for row in self._dicts(query, ids=ids):
+            other_id = row["dst"] if direction == "out" else row["src"]
+            other = {
+                "id": other_id,
+                "name": row["name"],
+                "qualname": row["qualname"] or other_id,
+                "kind": row["kind"] or "external",
+                "path": row["path"],
+                "start_line": row["start_line"],
+                "end_line": row["end_line"],
+                "signature": row["signature"],
+            }
+            out.append(
+                CallRow(row["src"], row["dst"], int(row["line"] or 0), row["resolved_by"] or "", other, row["label"])
+            )
+        return out
+
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, write: bool = False
+    ) -> tuple[list[str], list[list[Any]]]:
+        from neo4j.exceptions import Neo4jError
+
+        mode = self._neo4j.WRITE_ACCESS if write else self._neo4j.READ_ACCESS
+        try:
+            with self._driver.session(database=self.database, default_access_mode=mode) as session:
+                result = session.run(query, params or {})
+                columns = list(result.keys())
+                rows = [[_plain(v) for v in record.values()] for record in result]
+        except Neo4jError as exc:
+            raise StoreError(_first_line(exc.message or str(exc))) from exc
+        return columns, rows
+
+    def stats(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for label in _NODE_LABELS:
+            counts[label] = int(self._read(f"MATCH (n:{label}) RETURN count(n)")[0][0])
+        for rel in REL_PROPS:
+            counts[rel] = int(self._read(f"MATCH ()-[r:{rel}]->() RETURN count(r)")[0][0])
+        return counts
+
+    def close(self) -> None:
+        self._driver.close()
+
+
+def _plain(value: Any) -> Any:
+    """Nodes and relationships as plain dicts, so `cg cypher --json` can print them."""
+    if hasattr(value, "items") and hasattr(value, "element_id"):
+        data = dict(value.items())
+        data.pop("embedding", None)
+        return data
+    return value
+
+
+def _first_line(exc: object) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
