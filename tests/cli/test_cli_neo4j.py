@@ -23,12 +23,6 @@ needs_server = [pytest.mark.neo4j] + (
 )
 
 
-@pytest.fixture(scope="module")
-def neo4j_shop(shop_copy):
-    result = cg_command("index", str(shop_copy), "--rebuild", env=NEO4J)
-    return shop_copy, result.stdout
-
-
 class TestOnNeo4j:
     pytestmark = needs_server
 

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import cg_command
+
+_SUMMARY: dict[str, str] = {}
+_SENTINEL = "MATCH (s:Symbol {id: 'shop/payments/retry.py::schedule_payment_retry'}) RETURN count(s) AS n"
+
+
+@pytest.fixture
+def neo4j_shop(shop_copy):
+    """The shop copy indexed into the shared Neo4j server. The store conformance suite empties that
+    server between its tests, so the index is rebuilt whenever it is no longer there."""
+    from tests.cli.test_cli_neo4j import NEO4J
+
+    present = json.loads(cg_command("cypher", _SENTINEL, "--json", "--repo", str(shop_copy), env=NEO4J).stdout)
+    if not present[0]["n"] or "summary" not in _SUMMARY:
+        _SUMMARY["summary"] = cg_command("index", str(shop_copy), "--rebuild", env=NEO4J).stdout
+    return shop_copy, _SUMMARY["summary"]
