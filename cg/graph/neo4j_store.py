@@ -237,6 +237,20 @@ class Neo4jStore:
         rows = self._dicts(f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {_SUMMARY}{extra}", ids=ids)
         return {row["id"]: row for row in rows}
 
+    def lexical_docs(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        return {
+            r[0]: r[1] or ""
+            for r in self._read("MATCH (n:Symbol) WHERE n.id IN $ids RETURN n.id, n.search_text", ids=ids)
+        }
+
+    def embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._read("MATCH (n:Symbol) WHERE n.id IN $ids RETURN n.id, n.embedding", ids=ids)
+        return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
+
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         return self._dicts(
             f"MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"

@@ -143,6 +143,9 @@ def index_repository(
             advance(1)
         store.write_edges(edges)
         advance(1)
+    lengths = [len(sym.search_text.split()) for _, symbols in chunked for sym in symbols]
+    store.set_meta("lexical_docs", str(len(lengths)))
+    store.set_meta("lexical_avgdl", f"{(sum(lengths) / len(lengths)) if lengths else 0.0:.4f}")
     store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     summary.seconds["write"] = time.perf_counter() - started
 

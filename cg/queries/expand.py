@@ -36,7 +36,7 @@ class Step:
 
 
 def _priority(row: CallRow) -> tuple:
-    return (row.other_label != "Symbol", _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line)
+    return (row.other_label != "Symbol", _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line, row.other["id"])
 
 
 def expand(

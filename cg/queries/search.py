@@ -4,11 +4,22 @@ definition embeddings), fused with Reciprocal Rank Fusion.
 RRF adds ``weight / (k + rank)`` per arm. It needs no score calibration between BM25 and cosine,
 which live on unrelated scales, and a definition found by both arms outranks one found by either
 alone. ``k = 60`` is the value of the original RRF paper; the weights are in config.
+
+The backends only generate candidates; cg ranks them, so both backends give the same answer. Kùzu's
+and Lucene's BM25 differ in their constants and length norms, and Neo4j's vector index is
+approximate (HNSW) where Kùzu's scan is exact: left alone, the same index gives different seeds on
+the two stores. So the lexical arm re-scores its pool with one BM25 (k1 = 1.2, b = 0.75) whose
+document frequencies come from the pool itself, which is exact because the pool is every document
+matching any query term (the backend's OR query) unless it hits ``LEXICAL_POOL``; N and the average
+length come from the index's metadata. The dense arm re-scores its pool with the exact cosine of
+the stored vectors.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +27,9 @@ from cg.graph.embed import Embedder
 from cg.graph.store import GraphStore
 from cg.lexical import analyze_text
 
-CANDIDATES = 50  # per arm, before fusion
+CANDIDATES = 50  # per arm, into fusion
+LEXICAL_POOL = 300  # full-text candidates re-scored by cg's BM25
+BM25_K1, BM25_B = 1.2, 0.75
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -60,6 +73,41 @@ def rrf(arms: dict[str, list[str]], weights: dict[str, float], k: int) -> list[t
     return [(doc, score, ranks[doc]) for doc, score in ordered]
 
 
+def lexical_ranking(store: GraphStore, query: str) -> list[str]:
+    """Full-text candidates ranked by cg's BM25 (see the module docstring)."""
+    terms = Counter(analyze_text(query).split())
+    if not terms:
+        return []
+    pool = [doc for doc, _ in store.fulltext(" ".join(terms), LEXICAL_POOL)]
+    docs = {doc: Counter(text.split()) for doc, text in store.lexical_docs(pool).items()}
+    if not docs:
+        return []
+    total = int(store.get_meta("lexical_docs") or len(docs))
+    avgdl = float(store.get_meta("lexical_avgdl") or 0.0) or sum(sum(c.values()) for c in docs.values()) / len(docs)
+    df = {t: sum(1 for c in docs.values() if t in c) for t in terms}
+    scores: dict[str, float] = {}
+    for doc, counts in docs.items():
+        length = sum(counts.values())
+        score = 0.0
+        for term, q_count in terms.items():
+            tf = counts.get(term, 0)
+            if not tf:
+                continue
+            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
+            score += q_count * idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl))
+        scores[doc] = score
+    return [doc for doc, _ in sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))]
+
+
+def vector_ranking(store: GraphStore, embedding) -> list[str]:
+    """Vector candidates ranked by the exact cosine of their stored embeddings."""
+    pool = [doc for doc, _ in store.vector(embedding, CANDIDATES)]
+    vectors = store.embeddings(pool)
+    query = embedding.astype("float32")
+    scored = {doc: float(vec @ query) for doc, vec in vectors.items()}  # unit vectors: dot = cosine
+    return [doc for doc, _ in sorted(scored.items(), key=lambda kv: (-round(kv[1], 6), kv[0]))]
+
+
 def search(
     store: GraphStore,
     embedder: Embedder,
@@ -71,8 +119,8 @@ def search(
     kinds: tuple[str, ...] | None = None,
 ) -> list[Hit]:
     weights = weights or {"lexical": 1.0, "vector": 1.0}
-    lexical = [doc for doc, _ in store.fulltext(analyze_text(query), CANDIDATES)]
-    vector = [doc for doc, _ in store.vector(embedder.embed([query])[0], CANDIDATES)]
+    lexical = lexical_ranking(store, query)[:CANDIDATES]
+    vector = vector_ranking(store, embedder.embed([query])[0])[:CANDIDATES]
     fused = rrf({"lexical": lexical, "vector": vector}, weights, rrf_k)
     fused = _pin_exact(store, query, fused)
     symbols = store.symbols([doc for doc, _, _ in fused[: max(limit * 3, CANDIDATES)]])

@@ -42,6 +42,22 @@ class TestOnNeo4j:
         on_kuzu = json.loads(cg_command("cypher", query, "--json", "--repo", str(kuzu_repo)).stdout)
         assert on_neo4j == on_kuzu and len(on_neo4j) > 300
 
+    def test_explain_gives_the_same_seeds_and_flow_as_the_embedded_store(self, neo4j_shop, indexed_shop):
+        def flow(repo, env=None):
+            data = json.loads(cg_command("explain", "payment retry", "--json", "--repo", str(repo), env=env).stdout)
+            return [
+                (
+                    f["seed"]["qualname"],
+                    sorted((c["qualname"], c["depth"], c["call_line"]) for c in f["callers"]),
+                    sorted((c["qualname"], c["depth"], c["call_line"]) for c in f["callees"]),
+                )
+                for f in data["flows"]
+            ]
+
+        on_neo4j = flow(neo4j_shop[0], NEO4J)
+        assert on_neo4j == flow(indexed_shop[0])
+        assert on_neo4j[0][0] == "shop.payments.retry.schedule_payment_retry" and on_neo4j[0][1] and on_neo4j[0][2]
+
     def test_cypher_read_only_unless_write(self, neo4j_shop):
         repo, _ = neo4j_shop
         refused = cg_command("cypher", "CREATE (:External {id: 'x'})", "--repo", str(repo), check=False, env=NEO4J)
@@ -55,3 +71,13 @@ def test_server_down_is_one_line(tmp_path):
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cg: cannot reach Neo4j at bolt://127.0.0.1:9")
+
+
+@pytest.mark.neo4j
+@pytest.mark.skipif(not REQUIRED, reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")
+def test_wrong_password_is_one_line(tmp_path):
+    env = {**NEO4J, "NEO4J_PASSWORD": "not-the-password"}
+    result = cg_command("search", "retry", "--repo", str(tmp_path), check=False, env=env)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"cg: Neo4j at {NEO4J['NEO4J_URI']} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)"]
