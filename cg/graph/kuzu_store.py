@@ -141,25 +141,7 @@ class KuzuStore:
             self._run(_DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s.id for s in write.symbols]})
             for statement in _DELETE_FILE_EDGES:
                 self._run(statement, {"path": rec.path})
-            rows = [
-                {
-                    "id": s.id,
-                    "name": s.name,
-                    "qualname": s.qualname,
-                    "kind": s.kind,
-                    "path": s.path,
-                    "start_line": s.start_line,
-                    "end_line": s.end_line,
-                    "signature": s.signature,
-                    "docstring": s.docstring,
-                    "text": s.text,
-                    "header": s.header,
-                    "search_text": s.search_text,
-                    "parent_id": s.parent_id,
-                    "embedding": vec.tolist(),
-                }
-                for s, vec in zip(write.symbols, write.embeddings, strict=True)
-            ]
+            rows = write.symbol_rows()
             if rows:
                 self._run(
                     "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"

@@ -140,25 +140,7 @@ class Neo4jStore:
     # -- writes ----------------------------------------------------------------------------------
     def write_file(self, write: FileWrite) -> None:
         rec = write.file
-        symbols = [
-            {
-                "id": s.id,
-                "name": s.name,
-                "qualname": s.qualname,
-                "kind": s.kind,
-                "path": s.path,
-                "start_line": s.start_line,
-                "end_line": s.end_line,
-                "signature": s.signature,
-                "docstring": s.docstring,
-                "text": s.text,
-                "header": s.header,
-                "search_text": s.search_text,
-                "parent_id": s.parent_id,
-                "embedding": [float(x) for x in vec],
-            }
-            for s, vec in zip(write.symbols, write.embeddings, strict=True)
-        ]
+        symbols = write.symbol_rows()
         externals = [{"id": e.id, "name": e.name, "resolved": e.resolved} for e in write.externals]
 
         def work(tx) -> None:

@@ -56,6 +56,13 @@ class FileWrite:
     embeddings: np.ndarray
     externals: list[External] = field(default_factory=list)
 
+    def symbol_rows(self) -> list[dict[str, Any]]:
+        """One parameter map per symbol (SYMBOL_FIELDS plus the embedding as a list of floats)."""
+        return [
+            {**{f: getattr(s, f) for f in SYMBOL_FIELDS}, "embedding": [float(x) for x in vec]}
+            for s, vec in zip(self.symbols, self.embeddings, strict=True)
+        ]
+
 
 @dataclass(frozen=True)
 class CallRow:
