@@ -148,6 +148,13 @@ def _summary_text(s) -> str:
         f"{s.calls_unresolved} unresolved ({s.resolved_share:.0%} resolved)",
         f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",
     ]
+    if s.resolver == "jedi":
+        lines.insert(
+            2,
+            f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites with {s.jedi_workers} workers"
+            + (f"; over the time budget, fell back to names: {', '.join(s.jedi_timed_out)}" if s.jedi_timed_out else "")
+            + (f"; failed: {len(s.jedi_failed)} ({'; '.join(s.jedi_failed[:3])})" if s.jedi_failed else ""),
+        )
     for label, items in (
         ("syntax errors (indexed what parsed)", s.syntax_errors),
         ("binary, skipped", s.binary),

@@ -29,6 +29,10 @@ class Settings:
     batch_size: int = 32
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
+    # resolution: "jedi" (precise, slower) or "name" (tree-sitter scopes and imports only)
+    resolver: str = "jedi"
+    jedi_workers: int = 0  # 0 = one per core
+    jedi_budget: float = 30.0  # seconds per file before its remaining sites fall back to names
     # retrieval
     rrf_k: int = 60
     weight_lexical: float = 1.0
@@ -55,6 +59,9 @@ _ENV = {
     "CG_BATCH_SIZE": "batch_size",
     "CG_CACHE_DIR": "cache_dir",
     "CG_MAX_FILE_BYTES": "max_file_bytes",
+    "CG_RESOLVER": "resolver",
+    "CG_JEDI_WORKERS": "jedi_workers",
+    "CG_JEDI_BUDGET": "jedi_budget",
     "NEO4J_URI": "neo4j_uri",
     "NEO4J_USERNAME": "neo4j_username",
     "NEO4J_PASSWORD": "neo4j_password",
@@ -118,6 +125,8 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         if value is not None:
             values[key] = _coerce(key, value)
     settings = replace(Settings(repo=repo), **values)
+    if settings.resolver not in ("jedi", "name"):
+        raise ConfigError(f"unknown resolver {settings.resolver!r} (use jedi or name)")
     if settings.backend not in ("kuzu", "neo4j"):
         raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
     return settings

@@ -43,6 +43,8 @@ class Symbol:
     scope: tuple[str, ...] = ()  # human scope chain: ("class WebhookHandler", "method handle_x")
     header: str = ""  # generated context header (path, scope chain, imports the body uses)
     search_text: str = ""  # the lexical arm's analyzed tokens
+    def_line: int = 0  # line of the name after def/class (where jedi points); not stored
+    decorators: tuple[str, ...] = ()  # decorator expressions as written: ("property",), ("router.route",)
 
     @property
     def chunk_text(self) -> str:
@@ -81,6 +83,7 @@ class FileExtraction:
     calls: list[CallSite] = field(default_factory=list)
     bases: list[BaseRef] = field(default_factory=list)
     assignments: list[TypedName] = field(default_factory=list)
+    attribute_reads: list[AttributeRead] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -94,6 +97,7 @@ class ImportRecord:
     alias: str
     level: int
     line: int
+    column: int = 0  # 0-based column of the imported name (what jedi is asked about)
 
     @property
     def local_name(self) -> str:
@@ -108,8 +112,9 @@ class ImportRecord:
 class CallSite:
     caller_id: str
     callee: str  # the callee expression as written: self.gateway.charge, schedule_payment_retry
-    line: int
-    via: str = "call"  # call | decorator
+    line: int  # line of the callee's last name (``charge`` in ``self.gateway.charge(...)``)
+    via: str = "call"  # call | decorator | property
+    column: int = 0  # 0-based column of that name
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,17 @@ class BaseRef:
     class_id: str
     expr: str
     line: int
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    """``obj.total`` read, not called: an edge when ``total`` turns out to be a property."""
+
+    scope_id: str
+    attr: str
+    line: int
+    column: int
 
 
 @dataclass(frozen=True)

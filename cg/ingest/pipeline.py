@@ -23,7 +23,8 @@ from cg.graph.model import Edge, External, FileExtraction, FileRecord
 from cg.graph.store import FileWrite, GraphStore
 from cg.ingest.chunk import chunk_symbols
 from cg.ingest.languages.python import PythonExtractor
-from cg.ingest.resolve.names import Resolver
+from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
+from cg.ingest.resolve.names import Resolver, property_names
 from cg.ingest.walk import WalkReport, is_test_path, module_name, walk
 
 
@@ -55,6 +56,12 @@ class IndexSummary:
     unreadable: list[str] = field(default_factory=list)
     other_files: int = 0
     ignored: int = 0
+    resolver: str = "name"
+    jedi_sites: int = 0
+    jedi_answered: int = 0
+    jedi_workers: int = 0
+    jedi_timed_out: list[str] = field(default_factory=list)
+    jedi_failed: list[str] = field(default_factory=list)
     embedded: int = 0
     embed_cached: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
@@ -83,38 +90,73 @@ def _record(source, data: bytes) -> FileRecord:
     )
 
 
+def extract_repository(
+    settings: Settings, progress: Progress | None = None, summary: IndexSummary | None = None
+) -> tuple[list[FileExtraction], WalkReport]:
+    """Walk and parse: plain records for every indexable file (no parse tree survives its file)."""
+    progress = progress or _Silent()
+    report = WalkReport()
+    extractor = PythonExtractor()
+    extractions: list[FileExtraction] = []
+    sources = list(walk(settings.repo, report, settings.max_file_bytes))
+    with progress.stage("parse", len(sources)) as advance:
+        for source in sources:
+            ex = extractor.extract(_record(source, source.data), source.data)
+            if ex.warnings and summary is not None:
+                summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
+            extractions.append(ex)
+            advance(1)
+    return extractions, report
+
+
+def resolve_extractions(
+    settings: Settings,
+    extractions: list[FileExtraction],
+    progress: Progress | None = None,
+    summary: IndexSummary | None = None,
+) -> tuple[list[Edge], dict[str, list[External]]]:
+    """jedi (when configured) then the name resolver: every file's edges and the externals they name."""
+    progress = progress or _Silent()
+    jedi: JediResults | None = None
+    if settings.resolver == "jedi":
+        python = [ex for ex in extractions if ex.file.language == "python"]
+        with progress.stage("jedi", len(python)) as advance:
+            jedi = run_jedi(
+                settings.repo, python, property_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
+            )
+        if summary is not None:
+            report = jedi.report
+            summary.jedi_sites, summary.jedi_answered, summary.jedi_workers = (
+                report.sites,
+                report.answered,
+                report.workers,
+            )
+            summary.jedi_timed_out, summary.jedi_failed = report.timed_out, report.failed
+            summary.seconds["jedi"] = report.seconds
+    if summary is not None:
+        summary.resolver = settings.resolver
+    resolver = Resolver(extractions, jedi)
+    edges: list[Edge] = []
+    externals_by_file: dict[str, list[External]] = {}
+    for ex in extractions:
+        file_edges, externals = resolver.edges(ex)
+        edges.extend(file_edges)
+        externals_by_file[ex.file.path] = externals
+    return edges, externals_by_file
+
+
 def index_repository(
     settings: Settings, store: GraphStore, embedder: Embedder, progress: Progress | None = None
 ) -> IndexSummary:
     progress = progress or _Silent()
     summary = IndexSummary(repo=str(settings.repo), backend=store.backend)
-    report = WalkReport()
-    extractor = PythonExtractor()
-    extractions: list[FileExtraction] = []
-
     started = time.perf_counter()
-    sources = list(walk(settings.repo, report, settings.max_file_bytes))
-    with progress.stage("parse", len(sources)) as advance:
-        for source in sources:
-            ex = extractor.extract(_record(source, source.data), source.data)
-            if ex.warnings:
-                summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
-            extractions.append(ex)
-            advance(1)
-    del sources
+    extractions, report = extract_repository(settings, progress, summary)
     summary.seconds["parse"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    resolver = Resolver(extractions)
-    edges: list[Edge] = []
-    externals_by_file: dict[str, list[External]] = {}
-    with progress.stage("resolve", len(extractions)) as advance:
-        for ex in extractions:
-            file_edges, externals = resolver.edges(ex)
-            edges.extend(file_edges)
-            externals_by_file[ex.file.path] = externals
-            advance(1)
-    summary.seconds["resolve"] = time.perf_counter() - started
+    edges, externals_by_file = resolve_extractions(settings, extractions, progress, summary)
+    summary.seconds["resolve"] = time.perf_counter() - started - summary.seconds.get("jedi", 0.0)
 
     started = time.perf_counter()
     chunked = [(ex, chunk_symbols(ex)) for ex in extractions]

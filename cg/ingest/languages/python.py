@@ -9,12 +9,13 @@ recovers is still extracted and the file gets a warning with the first error's l
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
 from cg.graph.model import (
+    AttributeRead,
     BaseRef,
     CallSite,
     FileExtraction,
@@ -95,6 +96,24 @@ def _callee_expr(node: Node) -> str:
     return f"<{node.type}>"
 
 
+def _name_position(node: Node) -> tuple[int, int]:
+    """1-based line and 0-based column of an expression's last name: where a reader (and jedi) would
+    point to ask what ``self.gateway.charge`` is."""
+    if node.type == "attribute":
+        attr = node.child_by_field_name("attribute")
+        if attr is not None:
+            node = attr
+    elif node.type == "call":
+        fn = node.child_by_field_name("function")
+        if fn is not None:
+            return _name_position(fn)
+    elif node.type == "subscript":
+        value = node.child_by_field_name("value")
+        if value is not None:
+            return _name_position(value)
+    return node.start_point[0] + 1, node.start_point[1]
+
+
 def _annotation(type_node: Node | None) -> str:
     return _text(type_node).strip().strip("\"'") if type_node is not None else ""
 
@@ -124,6 +143,28 @@ class PythonExtractor:
         walker.walk(root, [module])
         out.symbols.insert(0, walker.module_symbol(root, module))
         return out
+
+
+def _last_column(node: Node | None) -> int:
+    """0-based column of the last identifier of a dotted name (``payments.retry`` -> ``retry``)."""
+    if node is None:
+        return 0
+    last = node
+    for child in node.named_children:
+        if child.type == "identifier":
+            last = child
+    return last.start_point[1]
+
+
+def _is_call_or_store(attribute: Node) -> bool:
+    parent = attribute.parent
+    if parent is None:
+        return False
+    if parent.type == "call" and parent.child_by_field_name("function") == attribute:
+        return True
+    if parent.type in ("assignment", "augmented_assignment") and parent.child_by_field_name("left") == attribute:
+        return True
+    return parent.type == "decorator"
 
 
 def _first_error_line(root: Node) -> int:
@@ -159,7 +200,14 @@ class _Walker:
             if kind == "call":
                 fn = child.child_by_field_name("function")
                 if fn is not None:
-                    self.out.calls.append(CallSite(stack[-1].id, _callee_expr(fn), child.start_point[0] + 1))
+                    line, column = _name_position(fn)
+                    self.out.calls.append(CallSite(stack[-1].id, _callee_expr(fn), line, column=column))
+            elif kind == "attribute" and not _is_call_or_store(child):
+                attr = child.child_by_field_name("attribute")
+                if attr is not None:
+                    self.out.attribute_reads.append(
+                        AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
+                    )
             elif kind in ("import_statement", "import_from_statement"):
                 self.imports(child)
             elif kind == "assignment":
@@ -190,6 +238,9 @@ class _Walker:
         qualname = ".".join(p for p in (self.record.module, scope_path) if p)
         if parent.kind == "module":
             self.top_level_spans[start_row] = (end_row, signature)
+        name_node = node.child_by_field_name("name")
+        def_line = name_node.start_point[0] + 1 if name_node is not None else node.start_point[0] + 1
+        position = len(self.out.symbols)
         self.out.symbols.append(
             Symbol(
                 id=sid,
@@ -204,9 +255,11 @@ class _Walker:
                 text="\n".join(self.lines[start_row : end_row + 1]),
                 parent_id=parent.id,
                 scope=human[1:] if len(human) > 1 else human,
+                def_line=def_line,
             )
         )
         scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human)
+        decorators: list[str] = []
         if outer is not node:
             for decorator in outer.children:
                 if decorator.type != "decorator" or decorator.named_child_count == 0:
@@ -214,13 +267,15 @@ class _Walker:
                 expr = decorator.named_children[0]
                 target = expr.child_by_field_name("function") if expr.type == "call" else expr
                 if target is not None:
-                    self.out.calls.append(
-                        CallSite(sid, _callee_expr(target), decorator.start_point[0] + 1, via="decorator")
-                    )
+                    line, column = _name_position(target)
+                    self.out.calls.append(CallSite(sid, _callee_expr(target), line, via="decorator", column=column))
+                    decorators.append(_callee_expr(target))
                 if expr.type == "call":  # the decorator's own arguments run in the enclosing scope
                     args = expr.child_by_field_name("arguments")
                     if args is not None:
                         self.walk(args, stack)
+        if decorators:
+            self.out.symbols[position] = replace(self.out.symbols[position], decorators=tuple(decorators))
         if is_class:
             superclasses = node.child_by_field_name("superclasses")
             if superclasses is not None:
@@ -228,7 +283,8 @@ class _Walker:
                     if arg.type == "subscript":  # Generic[T], StateMachine[State] -> the class itself
                         arg = arg.child_by_field_name("value") or arg
                     if arg.type in ("identifier", "attribute"):
-                        self.out.bases.append(BaseRef(sid, _callee_expr(arg), arg.start_point[0] + 1))
+                        line, column = _name_position(arg)
+                        self.out.bases.append(BaseRef(sid, _callee_expr(arg), line, column))
         else:
             params = node.child_by_field_name("parameters")
             if params is not None:
@@ -280,11 +336,11 @@ class _Walker:
         if node.type == "import_statement":
             for child in node.named_children:
                 if child.type == "dotted_name":
-                    self.out.imports.append(ImportRecord(_text(child), "", "", 0, line))
+                    self.out.imports.append(ImportRecord(_text(child), "", "", 0, line, _last_column(child)))
                 elif child.type == "aliased_import":
                     name = child.child_by_field_name("name")
                     alias = child.child_by_field_name("alias")
-                    self.out.imports.append(ImportRecord(_text(name), "", _text(alias), 0, line))
+                    self.out.imports.append(ImportRecord(_text(name), "", _text(alias), 0, line, _last_column(name)))
             return
         module_node = node.child_by_field_name("module_name")
         level, module = 0, ""
@@ -300,11 +356,13 @@ class _Walker:
             if module_node is not None and child == module_node:
                 continue
             if child.type == "dotted_name":
-                self.out.imports.append(ImportRecord(module, _text(child), "", level, line))
+                self.out.imports.append(ImportRecord(module, _text(child), "", level, line, _last_column(child)))
             elif child.type == "aliased_import":
                 name = child.child_by_field_name("name")
                 alias = child.child_by_field_name("alias")
-                self.out.imports.append(ImportRecord(module, _text(name), _text(alias), level, line))
+                self.out.imports.append(
+                    ImportRecord(module, _text(name), _text(alias), level, line, _last_column(name))
+                )
             elif child.type == "wildcard_import":
                 self.out.imports.append(ImportRecord(module, "*", "", level, line))
 

@@ -17,15 +17,27 @@ import re
 from dataclasses import dataclass
 
 from cg.graph.model import (
+    CallSite,
     Edge,
     External,
     FileExtraction,
     ImportRecord,
     Symbol,
+    symbol_id,
 )
+from cg.ingest.resolve.jedi_resolver import JediResults
 
 BUILTINS = frozenset(dir(builtins))
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Type|ClassVar|Final|Annotated)\[(.*)\]$")
+
+
+def is_property(sym: Symbol) -> bool:
+    return any(d.rsplit(".", 1)[-1] in ("property", "cached_property") for d in sym.decorators)
+
+
+def property_names(extractions: list[FileExtraction]) -> frozenset[str]:
+    """Names of methods decorated ``@property`` (or ``@cached_property``) anywhere in the repo."""
+    return frozenset(sym.name for ex in extractions for sym in ex.symbols if is_property(sym))
 
 
 @dataclass(frozen=True)
@@ -36,8 +48,23 @@ class Target:
     symbol: Symbol | None = None
 
 
+# How each internal resolution step is reported on an edge: (resolved_by, confidence).
+PUBLIC_RESOLUTION = {
+    "jedi": ("jedi", 1.0),
+    "import": ("import", 0.95),
+    "scope": ("name", 0.9),
+    "self": ("name", 0.9),
+    "builtin": ("name", 0.9),
+    "annotation": ("name", 0.8),
+    "unresolved": ("unresolved", 0.0),
+}
+
+
 class Resolver:
-    def __init__(self, extractions: list[FileExtraction]) -> None:
+    def __init__(self, extractions: list[FileExtraction], jedi: JediResults | None = None) -> None:
+        self.jedi = jedi
+        self.by_def_line: dict[tuple[str, int], Symbol] = {}
+        self.property_names = property_names(extractions)
         self.by_id: dict[str, Symbol] = {}
         self.by_qualname: dict[str, Symbol] = {}
         self.children: dict[str, dict[str, Symbol]] = {}
@@ -54,6 +81,8 @@ class Resolver:
                 self.file_of_module[ex.file.module] = path
             for sym in ex.symbols:
                 self.by_id[sym.id] = sym
+                if sym.def_line:
+                    self.by_def_line[(sym.path, sym.def_line)] = sym
                 self.by_qualname.setdefault(sym.qualname, sym)
                 if sym.parent_id:
                     self.children.setdefault(sym.parent_id, {})[sym.name] = sym
@@ -92,6 +121,11 @@ class Resolver:
         return ".".join(p for p in (*package, imp.module) if p)
 
     def import_target(self, file, imp: ImportRecord) -> Target:
+        for target in self._jedi(file.path, imp.line, imp.column):
+            if target.symbol is not None and target.symbol.kind == "module":
+                return Target(target.symbol.path, "File", "jedi", target.symbol)
+            if target.label == "Symbol" or imp.name:
+                return target
         base = self.absolute(file, imp)
         dotted = f"{base}.{imp.name}" if imp.name and imp.name != "*" else base
         found = self.lookup_dotted(dotted)
@@ -384,64 +418,83 @@ class Resolver:
                 edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
         seen: set[tuple[str, str, str]] = set()
 
-        def add(edge: Edge) -> None:
-            key = (edge.type, edge.src, edge.dst)
-            if key in seen:
-                return
-            seen.add(key)
-            edges.append(edge)
-
-        for imp in ex.imports:
-            target = self.import_target(ex.file, imp)
-            if target.label == "External":
-                externals.setdefault(target.id, External(target.id, target.id.rsplit(".", 1)[-1]))
-            if target.id != path:
-                add(Edge("IMPORTS", path, target.id, "File", target.label, imp.line, "import"))
-        for call in ex.calls:
-            caller = self.by_id.get(call.caller_id)
-            if caller is None:
-                continue
-            for target in self.call_targets(call.callee, caller):
-                if target.label == "External":
-                    externals.setdefault(
-                        target.id,
-                        External(target.id, target.id.rsplit(".", 1)[-1], target.resolved_by != "unresolved"),
-                    )
-                confidence = 0.0 if target.resolved_by == "unresolved" else 1.0
-                add(
-                    Edge(
-                        "CALLS",
-                        caller.id,
-                        target.id,
-                        "Symbol",
-                        target.label,
-                        call.line,
-                        target.resolved_by,
-                        confidence,
-                    )
-                )
-        for base in ex.bases:
-            cls = self.by_id.get(base.class_id)
-            parent = self.by_id.get(cls.parent_id) if cls else None
-            if cls is None or parent is None:
-                continue
-            target = self.resolve_expr(base.expr, parent)
-            if target is None:
-                target = Target(base.expr, "External", "unresolved")
+        def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
             if target.label == "External":
                 externals.setdefault(
                     target.id,
                     External(target.id, target.id.rsplit(".", 1)[-1], target.resolved_by != "unresolved"),
                 )
-            add(Edge("INHERITS", cls.id, target.id, "Symbol", target.label, base.line, target.resolved_by))
+            key = (kind, src, target.id)
+            if key in seen or (kind == "IMPORTS" and target.id == path):
+                return
+            seen.add(key)
+            resolved_by, confidence = PUBLIC_RESOLUTION[target.resolved_by]
+            edges.append(Edge(kind, src, target.id, src_label, target.label, line, resolved_by, confidence))
+
+        for imp in ex.imports:
+            add("IMPORTS", path, "File", self.import_target(ex.file, imp), imp.line)
+        for call in ex.calls:
+            caller = self.by_id.get(call.caller_id)
+            if caller is None:
+                continue
+            for target in self.call_targets(call, caller):
+                add("CALLS", caller.id, "Symbol", target, call.line)
+        for read in ex.attribute_reads:
+            if read.attr not in self.property_names:
+                continue
+            for target in self._jedi(path, read.line, read.column):
+                if target.symbol is not None and is_property(target.symbol):
+                    add("CALLS", read.scope_id, "Symbol", target, read.line)
+        for base in ex.bases:
+            cls = self.by_id.get(base.class_id)
+            parent = self.by_id.get(cls.parent_id) if cls else None
+            if cls is None or parent is None:
+                continue
+            found = [
+                t
+                for t in self._jedi(path, base.line, base.column)
+                if t.label == "External" or (t.symbol is not None and t.symbol.kind == "class")
+            ]
+            target = found[0] if found else self.resolve_expr(base.expr, parent)
+            add("INHERITS", cls.id, "Symbol", target or Target(base.expr, "External", "unresolved"), base.line)
         return edges, list(externals.values())
 
-    def call_targets(self, callee: str, caller: Symbol) -> list[Target]:
-        target = self.resolve_expr(callee, caller)
-        if target is None:
-            return [Target(callee, "External", "unresolved")]
-        if target.symbol is not None and target.symbol.kind == "class":
-            init = self.member(target.symbol, "__init__")
-            if init is not None:  # instantiation runs the constructor too
-                return [target, Target(init.id, "Symbol", target.resolved_by, init)]
-        return [target]
+    def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """jedi's answer where it has one that names a definition or a library target; else the
+        name resolver's; else an unresolved External. A class adds its constructor."""
+        targets = [
+            t
+            for t in self._jedi(caller.path, call.line, call.column)
+            if t.label == "External" or t.symbol.kind != "module"
+        ]
+        if not targets:
+            found = self.resolve_expr(call.callee, caller)
+            targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
+        out: list[Target] = []
+        for target in targets:
+            out.append(target)
+            if target.symbol is not None and target.symbol.kind == "class":
+                init = self.member(target.symbol, "__init__")
+                if init is not None:  # instantiation runs the constructor too
+                    out.append(Target(init.id, "Symbol", target.resolved_by, init))
+        return out
+
+    def _jedi(self, path: str, line: int, column: int) -> list[Target]:
+        """jedi's answers at a position, mapped to definitions (by path and the line of the name) or,
+        outside the repository, to Externals named by jedi's full name."""
+        if self.jedi is None:
+            return []
+        answers = self.jedi.get(path, line, column)
+        if not answers:
+            return []
+        targets: list[Target] = []
+        for full_name, rel, def_line, kind in answers:
+            if rel:
+                sym = self.by_def_line.get((rel, def_line))
+                if sym is None and kind == "module":
+                    sym = self.by_id.get(symbol_id(rel, ""))
+                if sym is not None and all(t.id != sym.id for t in targets):
+                    targets.append(Target(sym.id, "Symbol", "jedi", sym))
+            elif kind in ("function", "class", "module") and full_name:
+                targets.append(Target(full_name, "External", "jedi"))
+        return targets

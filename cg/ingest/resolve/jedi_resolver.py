@@ -1,0 +1,185 @@
+"""Precise Python resolution with jedi: every call site, import and base-class expression the
+tree-sitter pass found is asked of jedi (``goto`` with imports followed; ``infer`` when ``goto``
+lands on a variable or parameter), and the answer is mapped back to a definition by (path, line
+of its name) or, outside the repository, kept as jedi's full name (``datetime.timedelta``).
+
+jedi is static analysis: it never imports or runs the indexed code, and it needs none of the
+project's dependencies (a library it cannot find simply yields no answer, and the name resolver
+takes over). It is slow per site, so files are spread over worker processes, each holding one
+``jedi.Project`` (its parse and inference caches are shared by every file that worker sees), and
+each file has a time budget: a file over budget keeps the answers it got, the rest of its sites
+fall back to name resolution, and the run summary names it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from cg.graph.model import FileExtraction
+
+# (line, column) -> answers; an answer is (full_name, repo-relative path or "", line of the name, type)
+Answer = tuple[str, str, int, str]
+Position = tuple[int, int]
+_CALLABLE = {"function", "class"}
+
+
+@dataclass
+class JediReport:
+    files: int = 0
+    sites: int = 0
+    answered: int = 0
+    workers: int = 0
+    seconds: float = 0.0
+    timed_out: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class JediResults:
+    answers: dict[str, dict[Position, list[Answer]]] = field(default_factory=dict)  # path -> position -> answers
+    report: JediReport = field(default_factory=JediReport)
+
+    def get(self, path: str, line: int, column: int) -> list[Answer] | None:
+        return self.answers.get(path, {}).get((line, column))
+
+
+class _Timeout(Exception):
+    pass
+
+
+_PROJECT = None
+_ENVIRONMENT = None
+_ROOT: Path | None = None
+
+
+def _init_worker(root: str) -> None:
+    global _PROJECT, _ENVIRONMENT, _ROOT
+    import jedi
+
+    # the worker's own interpreter answers questions about compiled (stdlib) modules: no extra
+    # subprocess per worker, nothing of the indexed project is imported
+    _ENVIRONMENT = jedi.InterpreterEnvironment()
+    _ROOT = Path(root)
+    extra = [str(_ROOT / "src")] if (_ROOT / "src").is_dir() else []
+    _PROJECT = jedi.Project(root, added_sys_path=extra, load_unsafe_extensions=False)
+
+
+def _on_alarm(signum, frame):  # noqa: ARG001
+    raise _Timeout
+
+
+def _relative(module_path) -> str:
+    if module_path is None or _ROOT is None:
+        return ""
+    try:
+        return Path(module_path).resolve().relative_to(_ROOT).as_posix()
+    except ValueError:
+        return ""
+
+
+def _describe(names) -> list[Answer]:
+    out: list[Answer] = []
+    for name in names:
+        full = name.full_name or name.name
+        out.append((full, _relative(name.module_path), int(name.line or 0), name.type))
+    return out
+
+
+def resolve_file(task: tuple[str, str, list[Position], float]) -> tuple[str, dict[Position, list[Answer]], str]:
+    """Worker entry point: ask jedi about every position in one file within ``budget`` seconds.
+    Returns (path, answers, status) with status ``ok``, ``timeout`` or ``error: ...``."""
+    import jedi
+
+    path, abspath, positions, budget = task
+    answers: dict[Position, list[Answer]] = {}
+    status = "ok"
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        source = Path(abspath).read_text("utf-8")
+        script = jedi.Script(source, path=abspath, project=_PROJECT, environment=_ENVIRONMENT)
+        for line, column in positions:
+            found = script.goto(line, column, follow_imports=True, follow_builtin_imports=True)
+            described = _describe(found)
+            if not any(kind in _CALLABLE or kind == "module" for _, _, _, kind in described):
+                inferred = [n for n in script.infer(line, column) if n.type in _CALLABLE]
+                if inferred:
+                    described = _describe(inferred)
+            if described:
+                answers[(line, column)] = described
+    except _Timeout:
+        status = "timeout"
+    except Exception as exc:  # noqa: BLE001 - jedi can fail on odd code; the name resolver takes over
+        status = f"error: {type(exc).__name__}: {exc}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return path, answers, status
+
+
+def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Position]:
+    """Every place in the file jedi is asked about: call sites, imported names, base classes, and
+    attribute reads whose name is a property somewhere in the repository."""
+    seen: dict[Position, None] = {}
+    for call in ex.calls:
+        seen[(call.line, call.column)] = None
+    for imp in ex.imports:
+        if imp.name != "*":
+            seen[(imp.line, imp.column)] = None
+    for base in ex.bases:
+        seen[(base.line, base.column)] = None
+    for read in ex.attribute_reads:
+        if read.attr in property_names:
+            seen[(read.line, read.column)] = None
+    return list(seen)
+
+
+def run_jedi(
+    root: Path,
+    extractions: list[FileExtraction],
+    property_names: frozenset[str],
+    workers: int,
+    budget: float,
+    progress=None,
+) -> JediResults:
+    """Resolve every file's positions with jedi in ``workers`` processes (0 = one per core)."""
+    results = JediResults()
+    report = results.report
+    tasks = []
+    for ex in extractions:
+        if ex.file.language != "python":
+            continue
+        positions = positions_of(ex, property_names)
+        if positions:
+            tasks.append((ex.file.path, str(root / ex.file.path), positions, budget))
+    report.files = len(tasks)
+    report.sites = sum(len(t[2]) for t in tasks)
+    if not tasks:
+        return results
+    # big files first, so one slow file does not finish alone at the end
+    tasks.sort(key=lambda t: -len(t[2]))
+    count = workers or os.cpu_count() or 1
+    count = max(1, min(count, len(tasks)))
+    report.workers = count
+    started = time.perf_counter()
+    context = get_context("spawn")  # no fork of a process that may hold torch or a database
+    with ProcessPoolExecutor(
+        max_workers=count, mp_context=context, initializer=_init_worker, initargs=(str(root),)
+    ) as pool:
+        for path, answers, status in pool.map(resolve_file, tasks, chunksize=1):
+            results.answers[path] = answers
+            report.answered += len(answers)
+            if status == "timeout":
+                report.timed_out.append(path)
+            elif status != "ok":
+                report.failed.append(f"{path}: {status}")
+            if progress is not None:
+                progress(1)
+    report.seconds = time.perf_counter() - started
+    return results
