@@ -370,6 +370,23 @@ def cypher(
 
 
 @app.command()
+def callgraph(
+    path: Annotated[Path | None, typer.Argument(help="Repository root (default: the one around here).")] = None,
+    output_format: Annotated[str, typer.Option("--format", help="json (PyCG-style adjacency map).")] = "json",
+    resolver: Annotated[str | None, typer.Option("--resolver", help="jedi (default) or name.")] = None,
+    no_external: Annotated[bool, typer.Option("--no-external", help="Only calls into the repository.")] = False,
+) -> None:
+    """The call graph as {caller: [callees]} by fully-qualified name, straight from the source (no index)."""
+    from cg.ingest.callgraph import build_callgraph
+
+    with _errors():
+        if output_format != "json":
+            raise UserError(f"unknown --format {output_format!r} (json is the one format)")
+        settings = _settings(path, None, resolver=resolver)
+        _emit(build_callgraph(settings, include_external=not no_external))
+
+
+@app.command()
 def stats(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = False) -> None:
     """Node and edge counts of the index."""
     with _errors():

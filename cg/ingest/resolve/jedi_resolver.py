@@ -23,10 +23,11 @@ from pathlib import Path
 
 from cg.graph.model import FileExtraction
 
-# (line, column) -> answers; an answer is (full_name, repo-relative path or "", line of the name, type)
-Answer = tuple[str, str, int, str]
+# (line, column) -> answers; an answer is
+# (full_name, repo-relative path or "", line of the name, type, name)
+Answer = tuple[str, str, int, str, str]
 Position = tuple[int, int]
-_CALLABLE = {"function", "class"}
+_CALLABLE = {"function", "class", "property"}
 
 
 @dataclass
@@ -87,7 +88,7 @@ def _describe(names) -> list[Answer]:
     out: list[Answer] = []
     for name in names:
         full = name.full_name or name.name
-        out.append((full, _relative(name.module_path), int(name.line or 0), name.type))
+        out.append((full, _relative(name.module_path), int(name.line or 0), name.type, name.name))
     return out
 
 
@@ -100,25 +101,27 @@ def resolve_file(task: tuple[str, str, list[Position], float]) -> tuple[str, dic
     answers: dict[Position, list[Answer]] = {}
     status = "ok"
     previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget)
     try:
-        source = Path(abspath).read_text("utf-8")
-        script = jedi.Script(source, path=abspath, project=_PROJECT, environment=_ENVIRONMENT)
-        for line, column in positions:
-            found = script.goto(line, column, follow_imports=True, follow_builtin_imports=True)
-            described = _describe(found)
-            if not any(kind in _CALLABLE or kind == "module" for _, _, _, kind in described):
-                inferred = [n for n in script.infer(line, column) if n.type in _CALLABLE]
-                if inferred:
-                    described = _describe(inferred)
-            if described:
-                answers[(line, column)] = described
+        try:
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            source = Path(abspath).read_text("utf-8")
+            script = jedi.Script(source, path=abspath, project=_PROJECT, environment=_ENVIRONMENT)
+            for line, column in positions:
+                found = script.goto(line, column, follow_imports=True, follow_builtin_imports=True)
+                described = _describe(found)
+                if not any(answer[3] in _CALLABLE or answer[3] == "module" for answer in described):
+                    inferred = [n for n in script.infer(line, column) if n.type in _CALLABLE]
+                    if inferred:
+                        described = _describe(inferred)
+                if described:
+                    answers[(line, column)] = described
+        finally:  # the alarm may fire even here: the outer handler still catches it
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _Timeout:
         status = "timeout"
     except Exception as exc:  # noqa: BLE001 - jedi can fail on odd code; the name resolver takes over
         status = f"error: {type(exc).__name__}: {exc}"
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     return path, answers, status
 

@@ -488,13 +488,18 @@ class Resolver:
         if not answers:
             return []
         targets: list[Target] = []
-        for full_name, rel, def_line, kind in answers:
+        for full_name, rel, def_line, kind, name in answers:
             if rel:
-                sym = self.by_def_line.get((rel, def_line))
-                if sym is None and kind == "module":
+                if kind == "module":
                     sym = self.by_id.get(symbol_id(rel, ""))
+                elif kind in ("function", "class", "property"):
+                    sym = self.by_def_line.get((rel, def_line))
+                    if sym is not None and sym.name != name:  # a parameter on the def's line, say
+                        sym = None
+                else:  # a variable or parameter jedi could not see through
+                    sym = None
                 if sym is not None and all(t.id != sym.id for t in targets):
                     targets.append(Target(sym.id, "Symbol", "jedi", sym))
-            elif kind in ("function", "class", "module") and full_name:
+            elif kind in ("function", "class", "module", "property") and full_name:
                 targets.append(Target(full_name, "External", "jedi"))
         return targets

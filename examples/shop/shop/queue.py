@@ -8,7 +8,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 
 @dataclass
@@ -47,3 +47,13 @@ class JobQueue:
                 _, _, job = heapq.heappop(self._heap)
                 due.append(job)
         return due
+
+    def cancel(self, matches: Callable[[Job], bool]) -> int:
+        """Drop every pending job ``matches`` accepts; returns how many were dropped."""
+        with self._lock:
+            kept = [entry for entry in self._heap if not matches(entry[2])]
+            dropped = len(self._heap) - len(kept)
+            if dropped:
+                heapq.heapify(kept)
+                self._heap = kept
+        return dropped

@@ -111,3 +111,7 @@ class PaymentService:
         refund_id = self.gateway.refund(payment.charge_id, amount_cents)
         payment.status = PaymentStatus.REFUNDED
         return refund_id
+
+    def cancel_pending_retries(self, payment_id: str) -> int:
+        """Drop queued retries of ``payment_id``, e.g. when the customer paid another way."""
+        return self.queue.cancel(lambda job: job.payload.get("payment_id") == payment_id)

@@ -1,0 +1,5 @@
+# Text helpers.
+
+
+def slugify(text):
+    return "-".join(text.lower().split())

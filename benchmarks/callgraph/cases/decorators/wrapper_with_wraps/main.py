@@ -1,0 +1,26 @@
+# Tests: a wrapping decorator using functools.wraps; callers are linked to the decorated function.
+import functools
+import time
+
+
+def timed(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        result = fn(*args, **kwargs)
+        wrapper.last_duration = time.perf_counter() - start
+        return result
+
+    return wrapper
+
+
+def card_fee(amount):
+    return round(amount * 0.029 + 0.30, 2)
+
+
+@timed
+def charge(amount):
+    return amount + card_fee(amount)
+
+
+print(charge(100.0))

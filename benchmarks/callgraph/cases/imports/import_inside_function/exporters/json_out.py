@@ -1,0 +1,6 @@
+# JSON export.
+import json
+
+
+def write(rows):
+    return json.dumps(rows)

@@ -1,0 +1,5 @@
+# Template rendering used by main.py.
+
+
+def render(context):
+    return f"Hello {context['name']}"

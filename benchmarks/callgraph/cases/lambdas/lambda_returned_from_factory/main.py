@@ -1,0 +1,17 @@
+# Tests: a lambda returned by a factory: its calls belong to the factory, not to whoever calls the lambda.
+
+
+def check_limit(amount, limit):
+    return amount <= limit
+
+
+def make_validator(limit):
+    return lambda amount: check_limit(amount, limit)
+
+
+def approve(amount):
+    validator = make_validator(500)
+    return validator(amount)
+
+
+print(approve(120), approve(900))

@@ -1,0 +1,5 @@
+# Blog helpers.
+
+
+def slugify(title):
+    return "-".join(title.lower().split())

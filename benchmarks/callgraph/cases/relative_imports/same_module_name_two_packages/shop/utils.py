@@ -1,0 +1,5 @@
+# Shop helpers with a different slugify.
+
+
+def slugify(name):
+    return "_".join(name.upper().split())

@@ -1,0 +1,33 @@
+"""The call graph as an adjacency map of fully-qualified dotted names, the format of the PyCG
+call-graph benchmark: ``{"shop.payments.service.PaymentService.charge_invoice": ["shop.payments.retry
+.schedule_payment_retry", "builtins.str", ...]}``. Module-level code is the module's own name.
+
+Conventions (the same as benchmarks/callgraph/README.md): calling a class is an edge to the
+``__init__`` that runs (nothing when no ``__init__`` is defined in the repository), never to the
+class itself; a decorator is an edge from the decorated definition; unresolved calls are left out
+(their expressions are not names). Every definition is a key, with an empty list if it calls nothing.
+"""
+
+from __future__ import annotations
+
+from cg.config import Settings
+from cg.ingest.pipeline import extract_repository, resolve_extractions
+
+
+def build_callgraph(settings: Settings, include_external: bool = True) -> dict[str, list[str]]:
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    symbols = {sym.id: sym for ex in extractions for sym in ex.symbols}
+    graph: dict[str, set[str]] = {sym.qualname: set() for sym in symbols.values()}
+    for edge in edges:
+        if edge.type != "CALLS" or edge.resolved_by == "unresolved":
+            continue
+        caller = symbols[edge.src].qualname
+        if edge.dst_label == "Symbol":
+            target = symbols[edge.dst]
+            if target.kind == "class":
+                continue  # the constructor edge (if any) stands for the instantiation
+            graph[caller].add(target.qualname)
+        elif include_external:
+            graph[caller].add(edge.dst)
+    return {caller: sorted(callees) for caller, callees in sorted(graph.items())}

@@ -1,0 +1,114 @@
+"""jedi resolution on examples/shop: edges only jedi gets right, the fallback when a file runs over its
+time budget, and the PyCG-style `cg callgraph` output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cg.config import load_settings
+from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_extractions
+from tests.conftest import cg_command
+
+from .helpers import SHOP
+
+
+def calls(resolver: str, **overrides):
+    settings = load_settings(SHOP, resolver=resolver, **overrides)
+    summary = IndexSummary(repo=str(SHOP), backend="none")
+    extractions, _ = extract_repository(settings, summary=summary)
+    edges, _ = resolve_extractions(settings, extractions, summary=summary)
+    return {(e.src, e.dst): e for e in edges if e.type == "CALLS"}, summary
+
+
+@pytest.fixture(scope="module")
+def jedi_calls():
+    return calls("jedi")[0]
+
+
+@pytest.fixture(scope="module")
+def name_calls():
+    return calls("name")[0]
+
+
+DELETED = "shop/webhooks/stripe_webhooks.py::WebhookHandler.handle_subscription_deleted"
+
+
+def test_same_method_name_on_two_classes(jedi_calls, name_calls):
+    # `subscription = self.subscriptions.get(...)` with `Dict[str, Subscription]`: only jedi knows the type
+    edge = jedi_calls[(DELETED, "shop/billing/subscriptions.py::Subscription.cancel")]
+    assert edge.resolved_by == "jedi" and edge.confidence == 1.0
+    assert (DELETED, "shop/queue.py::JobQueue.cancel") not in jedi_calls  # the other `cancel`
+    # the name resolver guesses neither
+    assert not any(dst.endswith(".cancel") and dst.startswith("shop/") for (src, dst) in name_calls if src == DELETED)
+
+
+def test_aliased_module_import(jedi_calls):
+    # `from . import invoices as inv` ... `inv.create_invoice(...)`
+    edge = jedi_calls[("shop/billing/subscriptions.py::Subscription.renew", "shop/billing/invoices.py::create_invoice")]
+    assert edge.resolved_by == "jedi" and edge.line == 77
+
+
+def test_super_call_reaches_the_base_method(jedi_calls):
+    edge = jedi_calls[("shop/errors.py::CardDeclinedError.__init__", "shop/errors.py::PaymentError.__init__")]
+    assert edge.resolved_by == "jedi"
+    assert (
+        "shop/errors.py::CardDeclinedError.__init__",
+        "shop/errors.py::CardDeclinedError.__init__",
+    ) not in jedi_calls
+
+
+def test_property_reads_and_externals_by_full_name(jedi_calls):
+    assert (
+        "shop/billing/invoices.py::calculate_total",
+        "shop/billing/invoices.py::Invoice.subtotal_cents",
+    ) in jedi_calls
+    delay = "shop/payments/retry.py::RetryPolicy.delay_for"
+    assert jedi_calls[(delay, "random.Random.uniform")].dst_label == "External"  # self.rng: random.Random
+    assert jedi_calls[(delay, "builtins.max")].resolved_by == "jedi"
+
+
+def test_parameter_on_the_def_line_is_not_the_function(jedi_calls):
+    # `def cancel(self, matches)`: calling `matches(...)` must not link JobQueue.cancel to itself
+    assert ("shop/queue.py::JobQueue.cancel", "shop/queue.py::JobQueue.cancel") not in jedi_calls
+
+
+def test_jedi_resolves_more_than_names_alone():
+    jedi_edges, jedi_summary = calls("jedi")
+    name_edges, _ = calls("name")
+    unresolved = [e for e in jedi_edges.values() if e.resolved_by == "unresolved"]
+    assert len(unresolved) < len([e for e in name_edges.values() if e.resolved_by == "unresolved"]) / 2
+    assert jedi_summary.jedi_answered > 0.9 * jedi_summary.jedi_sites
+    assert jedi_summary.jedi_workers >= 1 and not jedi_summary.jedi_failed
+
+
+def test_over_budget_files_fall_back_to_names_and_are_reported():
+    edges, summary = calls("jedi", jedi_budget=0.000001)
+    assert summary.jedi_timed_out  # every file ran out of time at once
+    edge = edges[
+        (
+            "shop/webhooks/stripe_webhooks.py::WebhookHandler.handle_invoice_payment_failed",
+            "shop/payments/retry.py::schedule_payment_retry",
+        )
+    ]
+    assert edge.resolved_by == "import"  # the name resolver's answer stands in
+
+
+def test_callgraph_command_in_pycg_format():
+    graph = json.loads(cg_command("callgraph", str(SHOP)).stdout)
+    assert (
+        "shop.payments.retry.schedule_payment_retry"
+        in graph["shop.webhooks.stripe_webhooks.WebhookHandler.handle_invoice_payment_failed"]
+    )
+    # instantiation is the constructor, never the class
+    create_app = graph["shop.app.create_app"]
+    assert "shop.queue.JobQueue.__init__" in create_app and "shop.queue.JobQueue" not in create_app
+    assert graph["shop.payments.retry.RetryPolicy.delay_for"] == [
+        "builtins.max",
+        "random.Random.uniform",
+        "shop.payments.retry.compute_backoff",
+    ]
+    assert graph["shop.payments.retry.compute_backoff"] == ["builtins.ValueError", "builtins.min"]
+    internal = json.loads(cg_command("callgraph", str(SHOP), "--no-external").stdout)
+    assert internal["shop.payments.retry.RetryPolicy.delay_for"] == ["shop.payments.retry.compute_backoff"]
