@@ -20,9 +20,23 @@ import subprocess
 import sys
 
 CATEGORIES = {
-    "assignments", "classes", "decorators", "dicts", "direct_calls", "functions",
-    "generators", "imports", "kwargs", "lambdas", "lists", "mro", "returns", "super",
-    "aliases", "relative_imports", "properties_and_attributes",
+    "assignments",
+    "classes",
+    "decorators",
+    "dicts",
+    "direct_calls",
+    "functions",
+    "generators",
+    "imports",
+    "kwargs",
+    "lambdas",
+    "lists",
+    "mro",
+    "returns",
+    "super",
+    "aliases",
+    "relative_imports",
+    "properties_and_attributes",
 }
 MIN_PER_CATEGORY = 4
 MIN_TOTAL = 64
@@ -117,8 +131,12 @@ def check_case(case_dir, run):
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         try:
             proc = subprocess.run(
-                [sys.executable, "main.py"], cwd=case_dir, env=env,
-                capture_output=True, text=True, timeout=60,
+                [sys.executable, "main.py"],
+                cwd=case_dir,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
             )
             if proc.returncode != 0:
                 tail = proc.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
@@ -145,7 +163,8 @@ def main(argv):
     for category in sorted(CATEGORIES):
         category_dir = os.path.join(cases_dir, category)
         cases = sorted(
-            d for d in (os.listdir(category_dir) if os.path.isdir(category_dir) else [])
+            d
+            for d in (os.listdir(category_dir) if os.path.isdir(category_dir) else [])
             if os.path.isdir(os.path.join(category_dir, d)) and d != "__pycache__"
         )
         if len(cases) < MIN_PER_CATEGORY:
@@ -159,8 +178,7 @@ def main(argv):
     if total < MIN_TOTAL:
         print(f"{total} cases in total, need at least {MIN_TOTAL}")
         failures += 1
-    print(f"{total} cases in {len(CATEGORIES)} categories: "
-          f"{'OK' if not failures else f'{failures} problem(s)'}")
+    print(f"{total} cases in {len(CATEGORIES)} categories: {'OK' if not failures else f'{failures} problem(s)'}")
     return 1 if failures else 0
 
 

@@ -113,7 +113,7 @@ class CallSite:
     caller_id: str
     callee: str  # the callee expression as written: self.gateway.charge, schedule_payment_retry
     line: int  # line of the callee's last name (``charge`` in ``self.gateway.charge(...)``)
-    via: str = "call"  # call | decorator | property
+    via: str = "call"  # call | decorator | callback | value (the callee is an expression: ask its value)
     column: int = 0  # 0-based column of that name
 
 

@@ -28,6 +28,26 @@ from cg.graph.model import (
 
 PY_LANGUAGE = Language(tree_sitter_python.language())
 DEF_TYPES = {"function_definition", "class_definition"}
+# Builtins and standard functions that call the functions they are handed (an edge from the caller).
+HIGHER_ORDER = frozenset(
+    {
+        "map",
+        "filter",
+        "sorted",
+        "min",
+        "max",
+        "partial",
+        "functools.partial",
+        "reduce",
+        "functools.reduce",
+        "itertools.starmap",
+        "itertools.filterfalse",
+        "itertools.takewhile",
+        "itertools.dropwhile",
+        "itertools.groupby",
+        "itertools.accumulate",
+    }
+)
 
 
 @dataclass
@@ -200,8 +220,7 @@ class _Walker:
             if kind == "call":
                 fn = child.child_by_field_name("function")
                 if fn is not None:
-                    line, column = _name_position(fn)
-                    self.out.calls.append(CallSite(stack[-1].id, _callee_expr(fn), line, column=column))
+                    self.call(child, fn, stack[-1].id)
             elif kind == "attribute" and not _is_call_or_store(child):
                 attr = child.child_by_field_name("attribute")
                 if attr is not None:
@@ -213,6 +232,22 @@ class _Walker:
             elif kind == "assignment":
                 self.assignment(child, stack)
             self.walk(child, stack)
+
+    def call(self, node: Node, fn: Node, owner: str) -> None:
+        expr = _callee_expr(fn)
+        if fn.type in ("identifier", "attribute"):
+            line, column = _name_position(fn)
+            self.out.calls.append(CallSite(owner, expr, line, column=column))
+        else:  # `get_handler(kind)(event)`, `HANDLERS[kind](event)`: ask what the expression evaluates to
+            line, column = fn.end_point[0] + 1, fn.end_point[1]
+            self.out.calls.append(CallSite(owner, expr, line, via="value", column=column))
+        if expr in HIGHER_ORDER:  # map(normalize_sku, rows): the builtin calls what it is given
+            args = node.child_by_field_name("arguments")
+            for arg in args.named_children if args is not None else ():
+                value = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
+                if value is not None and value.type in ("identifier", "attribute"):
+                    line, column = _name_position(value)
+                    self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
 
     def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> None:
         parent = stack[-1]

@@ -27,7 +27,9 @@ from cg.graph.model import FileExtraction
 # (full_name, repo-relative path or "", line of the name, type, name)
 Answer = tuple[str, str, int, str, str]
 Position = tuple[int, int]
+Query = tuple[int, int, bool]  # line, column, infer-only (the callee is an expression, not a name)
 _CALLABLE = {"function", "class", "property"}
+_VALUES = _CALLABLE | {"instance"}  # an instance is called through its class's __call__
 
 
 @dataclass
@@ -67,8 +69,13 @@ def _init_worker(root: str) -> None:
     # subprocess per worker, nothing of the indexed project is imported
     _ENVIRONMENT = jedi.InterpreterEnvironment()
     _ROOT = Path(root)
-    extra = [str(_ROOT / "src")] if (_ROOT / "src").is_dir() else []
-    _PROJECT = jedi.Project(root, added_sys_path=extra, load_unsafe_extensions=False)
+    # The repository's own folders come before every installed package: indexing click's sources
+    # must resolve `import click` to them, not to a click that happens to be installed beside cg.
+    own = [str(_ROOT / "src")] if (_ROOT / "src").is_dir() else []
+    own.append(str(_ROOT))
+    _PROJECT = jedi.Project(
+        root, sys_path=own + [p for p in _ENVIRONMENT.get_sys_path() if p not in own], load_unsafe_extensions=False
+    )
 
 
 def _on_alarm(signum, frame):  # noqa: ARG001
@@ -92,7 +99,7 @@ def _describe(names) -> list[Answer]:
     return out
 
 
-def resolve_file(task: tuple[str, str, list[Position], float]) -> tuple[str, dict[Position, list[Answer]], str]:
+def resolve_file(task: tuple[str, str, list[Query], float]) -> tuple[str, dict[Position, list[Answer]], str]:
     """Worker entry point: ask jedi about every position in one file within ``budget`` seconds.
     Returns (path, answers, status) with status ``ok``, ``timeout`` or ``error: ...``."""
     import jedi
@@ -106,11 +113,13 @@ def resolve_file(task: tuple[str, str, list[Position], float]) -> tuple[str, dic
             signal.setitimer(signal.ITIMER_REAL, budget)
             source = Path(abspath).read_text("utf-8")
             script = jedi.Script(source, path=abspath, project=_PROJECT, environment=_ENVIRONMENT)
-            for line, column in positions:
-                found = script.goto(line, column, follow_imports=True, follow_builtin_imports=True)
-                described = _describe(found)
+            for line, column, infer_only in positions:
+                described = []
+                if not infer_only:
+                    found = script.goto(line, column, follow_imports=True, follow_builtin_imports=True)
+                    described = _describe(found)
                 if not any(answer[3] in _CALLABLE or answer[3] == "module" for answer in described):
-                    inferred = [n for n in script.infer(line, column) if n.type in _CALLABLE]
+                    inferred = [n for n in script.infer(line, column) if n.type in _VALUES]
                     if inferred:
                         described = _describe(inferred)
                 if described:
@@ -126,21 +135,21 @@ def resolve_file(task: tuple[str, str, list[Position], float]) -> tuple[str, dic
     return path, answers, status
 
 
-def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Position]:
+def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Query]:
     """Every place in the file jedi is asked about: call sites, imported names, base classes, and
     attribute reads whose name is a property somewhere in the repository."""
-    seen: dict[Position, None] = {}
+    seen: dict[Position, bool] = {}
     for call in ex.calls:
-        seen[(call.line, call.column)] = None
+        seen[(call.line, call.column)] = call.via == "value"
     for imp in ex.imports:
         if imp.name != "*":
-            seen[(imp.line, imp.column)] = None
+            seen.setdefault((imp.line, imp.column), False)
     for base in ex.bases:
-        seen[(base.line, base.column)] = None
+        seen.setdefault((base.line, base.column), False)
     for read in ex.attribute_reads:
         if read.attr in property_names:
-            seen[(read.line, read.column)] = None
-    return list(seen)
+            seen.setdefault((read.line, read.column), False)
+    return [(line, column, infer_only) for (line, column), infer_only in seen.items()]
 
 
 def run_jedi(

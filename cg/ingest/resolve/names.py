@@ -165,28 +165,48 @@ class Resolver:
         return self.lookup_dotted(dotted)
 
     # -- classes ---------------------------------------------------------------------------------
+    def direct_bases(self, cls: Symbol) -> list[Symbol]:
+        parent = self.by_id.get(cls.parent_id)
+        out = []
+        for expr in self.bases.get(cls.id, []):
+            base = self.resolve_expr(expr, parent) if parent else None
+            if base is not None and base.symbol is not None and base.symbol.kind == "class":
+                out.append(base.symbol)
+        return out
+
     def mro(self, cls: Symbol) -> list[Symbol]:
-        """The class followed by its in-repo bases, depth-first left-to-right, each once."""
+        """Python's C3 linearisation over the in-repo bases (bases outside the repo are left out);
+        an inconsistent hierarchy falls back to depth-first order."""
         cached = self._mro_cache.get(cls.id)
         if cached is not None:
             return cached
         self._mro_cache[cls.id] = [cls]  # while computing: a base that refers back sees the class alone
-        order: list[Symbol] = []
-        stack = [cls]
-        seen: set[str] = set()
-        while stack:
-            current = stack.pop(0)
-            if current.id in seen:
-                continue
-            seen.add(current.id)
-            order.append(current)
-            parent = self.by_id.get(current.parent_id)
-            for expr in self.bases.get(current.id, []):
-                base = self.resolve_expr(expr, parent) if parent else None
-                if base is not None and base.symbol is not None and base.symbol.kind == "class":
-                    stack.append(base.symbol)
+        bases = self.direct_bases(cls)
+        sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
+        order: list[Symbol] = [cls]
+        while any(sequences):
+            sequences = [seq for seq in sequences if seq]
+            head = next(
+                (seq[0] for seq in sequences if not any(seq[0].id in (s.id for s in other[1:]) for other in sequences)),
+                None,
+            )
+            if head is None:  # not linearisable: keep what we have, then the rest depth-first
+                for seq in sequences:
+                    order.extend(s for s in seq if all(s.id != o.id for o in order))
+                break
+            order.append(head)
+            sequences = [seq[1:] if seq[0].id == head.id else seq for seq in sequences]
         self._mro_cache[cls.id] = order
         return order
+
+    def overrides(self, method: Symbol, base_method: Symbol) -> bool:
+        """Whether ``method`` is ``base_method`` redefined in a subclass of its class."""
+        if method.id == base_method.id or method.name != base_method.name:
+            return False
+        owner, base_owner = self.by_id.get(method.parent_id), self.by_id.get(base_method.parent_id)
+        if owner is None or base_owner is None or owner.kind != "class":
+            return False
+        return any(k.id == base_owner.id for k in self.mro(owner)[1:])
 
     def member(self, cls: Symbol, name: str, skip_self: bool = False) -> Symbol | None:
         for klass in self.mro(cls)[1 if skip_self else 0 :]:
@@ -347,7 +367,11 @@ class Resolver:
                 return None
         target = self.resolve_name(head, scope)
         if target is None:
-            return None
+            typed = self.typed_name(head, scope) if rest else None  # `store = Storage()` at module level
+            klass = self.type_of(*typed) if typed is not None else None
+            if klass is None:
+                return None
+            target = Target(klass.id, "Symbol", "annotation", klass)
         return self._walk(target, rest, scope)
 
     def _shadowed_by_type(self, name: str, scope: Symbol) -> bool:
@@ -462,11 +486,14 @@ class Resolver:
     def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         """jedi's answer where it has one that names a definition or a library target; else the
         name resolver's; else an unresolved External. A class adds its constructor."""
-        targets = [
-            t
-            for t in self._jedi(caller.path, call.line, call.column)
-            if t.label == "External" or t.symbol.kind != "module"
-        ]
+        answers = self._jedi(caller.path, call.line, call.column)
+        targets = [t for t in answers if t.label == "External" or t.symbol.kind != "module"]
+        if len(targets) == 1 and targets[0].symbol is not None and targets[0].symbol.kind == "method":
+            # jedi walks bases depth-first; where the stated receiver type reaches a more specific
+            # override of the same method through the real (C3) MRO, that override is what runs
+            named = self.resolve_expr(call.callee, caller)
+            if named is not None and named.symbol is not None and self.overrides(named.symbol, targets[0].symbol):
+                targets = [Target(named.symbol.id, "Symbol", "jedi", named.symbol)]
         if not targets:
             found = self.resolve_expr(call.callee, caller)
             targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
@@ -492,10 +519,12 @@ class Resolver:
             if rel:
                 if kind == "module":
                     sym = self.by_id.get(symbol_id(rel, ""))
-                elif kind in ("function", "class", "property"):
+                elif kind in ("function", "class", "property", "instance"):
                     sym = self.by_def_line.get((rel, def_line))
                     if sym is not None and sym.name != name:  # a parameter on the def's line, say
                         sym = None
+                    if sym is not None and kind == "instance":  # calling an instance runs __call__
+                        sym = self.member(sym, "__call__") if sym.kind == "class" else None
                 else:  # a variable or parameter jedi could not see through
                     sym = None
                 if sym is not None and all(t.id != sym.id for t in targets):

@@ -1,4 +1,9 @@
 # Tests: `import package.module as alias` then alias.function().
 import billing.invoices as inv
 
-print(inv.create("acme", 120))
+
+def bill(customer):
+    return inv.create(customer, 120)
+
+
+print(bill("acme"))

@@ -1,4 +1,9 @@
 # Tests: `from ..pkg import module` and `from ..pkg.module import name` (parent-relative imports).
 from shop.api.views import product_view
 
-print(product_view("KB-1", "DE"))
+
+def render_page(skus):
+    return [product_view(sku, "DE") for sku in skus]
+
+
+print(render_page(["KB-1", "MS-2"]))
