@@ -117,9 +117,9 @@ def main() -> None:
         "embedding cache, warm = the same content again (all embeddings from the cache). Model: all-MiniLM-L6-v2",
         "on torch, CPU. Peak MB = the indexing process's own peak RSS (torch and the model included).",
         "",
-        "| project | files | definitions | edges | calls resolved | run | parse s | resolve s | embed s | write s "
-        "| total s | chunks/s embedded | peak MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| project | files | definitions | edges | calls resolved | run | parse s | jedi s | resolve s | embed s "
+        "| write s | total s | texts/s embedded | peak MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, cold, warm, _, _ in rows:
         for name, run in (("cold", cold), ("warm", warm)):
@@ -127,7 +127,8 @@ def main() -> None:
             rate = run["embedded"] / s["embed"] if run["embedded"] and s["embed"] else 0.0
             lines.append(
                 f"| {label} | {run['files']} | {run['symbols']} | {sum(run['edges'].values())} "
-                f"| {run['resolved_share']:.0%} | {name} | {s['parse']:.2f} | {s['resolve']:.2f} | {s['embed']:.2f} "
+                f"| {run['resolved_share']:.0%} | {name} | {s['parse']:.2f} | {s.get('jedi', 0.0):.2f} "
+                f"| {s['resolve']:.2f} | {s['embed']:.2f} "
                 f"| {s['write']:.2f} | {run['wall']:.1f} | {rate:.1f} | {run['peak_rss_mb']:.0f} |"
             )
     lines += [

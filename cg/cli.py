@@ -60,6 +60,14 @@ def _embedder(settings: Settings) -> Embedder:
     return Embedder(settings.model, settings.cache_dir, batch_size=settings.batch_size)
 
 
+def _weights(settings: Settings) -> dict[str, float]:
+    return {"lexical": settings.weight_lexical, "vector": settings.weight_vector, "doc": settings.weight_doc}
+
+
+def _priors(settings: Settings) -> dict[str, float]:
+    return {"tests": settings.prior_tests, "modules": settings.prior_modules, "containers": settings.prior_containers}
+
+
 def _emit(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, default=str))
 
@@ -198,7 +206,8 @@ def search_cmd(
                 query,
                 limit,
                 rrf_k=settings.rrf_k,
-                weights={"lexical": settings.weight_lexical, "vector": settings.weight_vector},
+                weights=_weights(settings),
+                priors=_priors(settings),
             )
         finally:
             store.close()
@@ -239,7 +248,8 @@ def explain_cmd(
                 fanout=settings.fanout,
                 token_budget=budget or settings.token_budget,
                 rrf_k=settings.rrf_k,
-                weights={"lexical": settings.weight_lexical, "vector": settings.weight_vector},
+                weights=_weights(settings),
+                priors=_priors(settings),
             )
         finally:
             store.close()
@@ -367,6 +377,54 @@ def cypher(
         typer.echo("\t".join(columns))
         for row in rows:
             typer.echo("\t".join(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row))
+
+
+@app.command("eval")
+def eval_cmd(
+    questions: Annotated[Path, typer.Argument(help="A question file (YAML): questions with gold definitions.")],
+    mode: Annotated[str, typer.Option("--mode", help="lexical, vector, hybrid or graph (+ expansion).")] = "graph",
+    repo: RepoOpt = None,
+    backend: BackendOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """recall@5, recall@10 and MRR of the retrieval over a question file, overall and per kind."""
+    from cg.queries.evaluate import MODES, QuestionFileError, evaluate, load_questions
+
+    with _errors():
+        if mode not in MODES:
+            raise UserError(f"unknown --mode {mode!r} (one of {', '.join(MODES)})")
+        try:
+            items = load_questions(questions)
+        except QuestionFileError as exc:
+            raise UserError(str(exc)) from exc
+        settings, store = _query_context(repo, backend)
+        try:
+            report = evaluate(
+                store,
+                _embedder(settings),
+                items,
+                mode,
+                weights=_weights(settings),
+                priors=_priors(settings),
+                rrf_k=settings.rrf_k,
+            )
+        finally:
+            store.close()
+        if as_json:
+            _emit(report.as_dict())
+            return
+        data = report.as_dict()
+        typer.echo(f"{len(items)} questions, mode {mode}")
+        typer.echo(f"{'kind':<10} {'n':>3} {'recall@5':>9} {'recall@10':>10} {'MRR':>6}")
+        for kind, row in [*data["by_kind"].items(), ("overall", data["overall"])]:
+            typer.echo(
+                f"{kind:<10} {row['questions']:>3} {row['recall@5']:>9.3f} {row['recall@10']:>10.3f} {row['mrr']:>6.3f}"
+            )
+        missed = [q for q in data["questions"] if q["recall@10"] < 1.0]
+        if missed:
+            typer.echo(f"\nnot fully answered in the first 10 ({len(missed)}):")
+            for q in missed:
+                typer.echo(f"  {q['id']} ({q['kind']}): gold ranks {q['gold_ranks']}; top: {', '.join(q['top'][:3])}")
 
 
 @app.command()

@@ -34,9 +34,14 @@ class Settings:
     jedi_workers: int = 0  # 0 = one per core
     jedi_budget: float = 30.0  # seconds per file before its remaining sites fall back to names
     # retrieval
+    chunk_tokens: int = 256  # per unit, in the embedding model's tokens (MiniLM sees 256)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
+    weight_doc: float = 0.0  # the docstring arm; cg eval measured it hurting (benchmarks/RESULTS.md)
+    prior_tests: float = 0.5  # score factor for tests (unless the question mentions tests)
+    prior_modules: float = 0.5  # ... for a whole module's own chunk
+    prior_containers: float = 0.5  # ... for a class whose methods are also hits
     # graph expansion
     depth: int = 2
     fanout: int = 6

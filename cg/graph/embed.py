@@ -87,6 +87,7 @@ class Embedder:
         self.device = device
         self.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
         self._model = None
+        self._tokenizer = None
         self.embedded = 0  # chunks that went through the model in this process
         self.cached = 0
 
@@ -104,6 +105,31 @@ class Embedder:
             except Exception as exc:  # noqa: BLE001 - any load failure is one clear line
                 raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}") from exc
         return self._model
+
+    def token_counter(self):
+        """Counts tokens with the model's own tokenizer (loaded alone: no model weights), falling back
+        to a character estimate for models without a Hugging Face tokenizer."""
+        from cg.ingest.chunk import approx_tokens
+
+        if self._tokenizer is None:
+            path = resolve_model_path(self.model_name)
+            try:
+                from transformers import AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=Path(path).exists())
+            except Exception:  # noqa: BLE001 - any tokenizer problem: estimate instead
+                self._tokenizer = False
+        if self._tokenizer is False:
+            return approx_tokens
+        tokenizer = self._tokenizer
+
+        def count(texts):
+            if not texts:
+                return []
+            encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+            return [len(ids) for ids in encoded]
+
+        return count
 
     @property
     def dimension(self) -> int:

@@ -19,7 +19,9 @@ import numpy as np
 from cg.graph.model import Edge
 from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
 
-_FTS_INDEX = "symbol_fts"
+_FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts"}
+_LABELS = ("Symbol", "Chunk")
+_VECTOR_PROPS = {("Symbol", "embedding"), ("Symbol", "doc_embedding"), ("Chunk", "embedding")}
 
 
 def _schema(dimension: int) -> list[str]:
@@ -29,7 +31,10 @@ def _schema(dimension: int) -> list[str]:
         " blob_sha STRING, loc INT64, module STRING)",
         "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, name STRING, qualname STRING, kind STRING,"
         " path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
-        f" header STRING, search_text STRING, parent_id STRING, embedding FLOAT[{dimension}])",
+        f" header STRING, search_text STRING, parent_id STRING, embedding FLOAT[{dimension}],"
+        f" doc_embedding FLOAT[{dimension}])",
+        "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, owner_id STRING, kind STRING, path STRING,"
+        f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
         "CREATE NODE TABLE IF NOT EXISTS External(id STRING PRIMARY KEY, name STRING, resolved BOOLEAN)",
         "CREATE REL TABLE IF NOT EXISTS DEFINES(FROM File TO Symbol, FROM Symbol TO Symbol, line INT64)",
         "CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO File, FROM File TO Symbol, FROM File TO External,"
@@ -38,6 +43,7 @@ def _schema(dimension: int) -> list[str]:
         " resolved_by STRING, confidence DOUBLE)",
         "CREATE REL TABLE IF NOT EXISTS INHERITS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
         " resolved_by STRING)",
+        "CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Chunk TO Symbol)",
     ]
 
 
@@ -51,6 +57,17 @@ _DELETE_FILE_EDGES = [
     "MATCH (s:Symbol)-[r]->() WHERE s.path = $path DELETE r",
 ]
 _SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
+
+
+def _label(label: str) -> str:
+    if label not in _LABELS:
+        raise ValueError(f"not a searchable label: {label!r}")
+    return label
+
+
+def _vector_prop(label: str, prop: str) -> None:
+    if (label, prop) not in _VECTOR_PROPS:
+        raise ValueError(f"no vectors at {label}.{prop}")
 
 
 class KuzuStore:
@@ -96,8 +113,10 @@ class KuzuStore:
                 )
         for statement in _schema(dimension):
             self._run(statement)
-        if _FTS_INDEX not in {row[1] for row in self._run("CALL show_indexes() RETURN *")}:
-            self._run(f"CALL CREATE_FTS_INDEX('Symbol', '{_FTS_INDEX}', ['search_text'], stemmer := 'none')")
+        existing = {row[1] for row in self._run("CALL show_indexes() RETURN *")}
+        for label, index in _FTS_INDEX.items():
+            if index not in existing:
+                self._run(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['search_text'], stemmer := 'none')")
         self.set_meta("dimension", str(dimension))
 
     def reset(self) -> None:
@@ -148,8 +167,35 @@ class KuzuStore:
                     " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
                     " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
                     " s.search_text = r.search_text, s.parent_id = r.parent_id,"
-                    f" s.embedding = CAST(r.embedding AS FLOAT[{dim}])",
-                    {"rows": rows},
+                    f" s.embedding = CAST(r.embedding AS FLOAT[{dim}]), s.doc_embedding = NULL",
+                    {"rows": [{k: v for k, v in r.items() if k != "doc_embedding"} for r in rows]},
+                )
+                docs = [{"id": r["id"], "doc": r["doc_embedding"]} for r in rows if r["doc_embedding"] is not None]
+                if docs:  # a list param mixing vectors and nulls does not cast; set the docstrings' apart
+                    self._run(
+                        "UNWIND $rows AS r MATCH (s:Symbol {id: r.id})"
+                        f" SET s.doc_embedding = CAST(r.doc AS FLOAT[{dim}])",
+                        {"rows": docs},
+                    )
+            # chunks are upserted in place and only the stale ones deleted: deleting and re-creating
+            # every chunk of the file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here)
+            chunks = write.chunk_rows()
+            self._run(
+                "MATCH (c:Chunk) WHERE c.path = $path AND NOT c.id IN $keep DETACH DELETE c",
+                {"path": rec.path, "keep": [c["id"] for c in chunks]},
+            )
+            self._run("MATCH (c:Chunk)-[p:PART_OF]->() WHERE c.path = $path DELETE p", {"path": rec.path})
+            if chunks:
+                self._run(
+                    "UNWIND $rows AS r MERGE (c:Chunk {id: r.id}) SET c.owner_id = r.owner_id, c.kind = r.kind,"
+                    " c.path = r.path, c.start_line = r.start_line, c.end_line = r.end_line, c.text = r.text,"
+                    f" c.search_text = r.search_text, c.embedding = CAST(r.embedding AS FLOAT[{dim}])",
+                    {"rows": chunks},
+                )
+                self._run(
+                    "UNWIND $rows AS r MATCH (c:Chunk {id: r.id}), (s:Symbol {id: r.owner_id})"
+                    " CREATE (c)-[:PART_OF]->(s)",
+                    {"rows": [{"id": c["id"], "owner_id": c["owner_id"]} for c in chunks]},
                 )
             externals = [{"id": e.id, "name": e.name, "resolved": e.resolved} for e in write.externals]
             if externals:
@@ -159,7 +205,10 @@ class KuzuStore:
                 )
             self._conn.execute("COMMIT")
         except Exception:
-            self._conn.execute("ROLLBACK")
+            try:
+                self._conn.execute("ROLLBACK")
+            except RuntimeError:
+                pass  # Kùzu already rolled the failed transaction back
             raise
 
     def write_edges(self, edges: list[Edge]) -> None:
@@ -191,6 +240,7 @@ class KuzuStore:
     def delete_files(self, paths: list[str]) -> None:
         if not paths:
             return
+        self._run("MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c", {"paths": paths})
         self._run("MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s", {"paths": paths})
         self._run("MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f", {"paths": paths})
 
@@ -198,23 +248,35 @@ class KuzuStore:
         return {row[0]: row[1] for row in self._run("MATCH (f:File) RETURN f.id, f.blob_sha")}
 
     # -- reads -----------------------------------------------------------------------------------
-    def fulltext(self, analyzed_query: str, limit: int) -> list[tuple[str, float]]:
+    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
         rows = self._run(
-            f"CALL QUERY_FTS_INDEX('Symbol', '{_FTS_INDEX}', $q) RETURN node.id, score ORDER BY score DESC LIMIT $k",
+            f"CALL QUERY_FTS_INDEX('{_label(label)}', '{_FTS_INDEX[label]}', $q) RETURN node.id, score"
+            " ORDER BY score DESC LIMIT $k",
             {"q": analyzed_query, "k": limit},
         )
         return [(r[0], float(r[1])) for r in rows]
 
-    def vector(self, embedding: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    def vector(
+        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
+    ) -> list[tuple[str, float]]:
+        _vector_prop(label, prop)
         dim = int(embedding.shape[0])
         rows = self._run(
-            f"MATCH (n:Symbol) WITH n, array_cosine_similarity(n.embedding, CAST($q AS FLOAT[{dim}])) AS score"
+            f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL"
+            f" WITH n, array_cosine_similarity(n.{prop}, CAST($q AS FLOAT[{dim}])) AS score"
             " RETURN n.id, score ORDER BY score DESC LIMIT $k",
             {"q": embedding.astype(float).tolist(), "k": limit},
         )
         return [(r[0], float(r[1])) for r in rows]
+
+    def chunk_owners(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        return {
+            r[0]: r[1] for r in self._run("MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id, c.owner_id", {"ids": ids})
+        }
 
     def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
         if not ids:
@@ -228,18 +290,17 @@ class KuzuStore:
             out[row["id"]] = row
         return out
 
-    def lexical_docs(self, ids: list[str]) -> dict[str, str]:
+    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
         if not ids:
             return {}
-        return {
-            r[0]: r[1] or ""
-            for r in self._run("MATCH (n:Symbol) WHERE n.id IN $ids RETURN n.id, n.search_text", {"ids": ids})
-        }
+        rows = self._run(f"MATCH (n:{_label(label)}) WHERE n.id IN $ids RETURN n.id, n.search_text", {"ids": ids})
+        return {r[0]: r[1] or "" for r in rows}
 
-    def embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+    def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
+        _vector_prop(label, prop)
         if not ids:
             return {}
-        rows = self._run("MATCH (n:Symbol) WHERE n.id IN $ids RETURN n.id, n.embedding", {"ids": ids})
+        rows = self._run(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id, n.{prop}", {"ids": ids})
         return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
 
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
@@ -318,7 +379,7 @@ class KuzuStore:
 
     def stats(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for label in ("File", "Symbol", "External"):
+        for label in ("File", "Symbol", "Chunk", "External"):
             counts[label] = int(self._run(f"MATCH (n:{label}) RETURN count(n)")[0][0])
         for rel in ("DEFINES", "IMPORTS", "CALLS", "INHERITS"):
             counts[rel] = int(self._run(f"MATCH ()-[r:{rel}]->() RETURN count(r)")[0][0])

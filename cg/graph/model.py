@@ -45,11 +45,30 @@ class Symbol:
     search_text: str = ""  # the lexical arm's analyzed tokens
     def_line: int = 0  # line of the name after def/class (where jedi points); not stored
     decorators: tuple[str, ...] = ()  # decorator expressions as written: ("property",), ("router.route",)
+    # Where the text may be split into fragments: (0-based line index into ``text``, nesting depth),
+    # the first line of every statement of the body (depth 1) and of the blocks inside it (2, 3).
+    split_points: tuple[tuple[int, int], ...] = ()
 
     @property
     def chunk_text(self) -> str:
         """What gets embedded: the header, then the code."""
         return f"{self.header}\n{self.text}" if self.header else self.text
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrieval unit that is not a whole definition: a fragment of an oversize definition, the
+    skeleton of a large class, or a file's table of contents. Search hits on a chunk count for
+    its owner symbol."""
+
+    id: str  # owner id + "#fragment-2" / "#skeleton" / "<path>::<toc>"
+    owner_id: str
+    kind: str  # fragment | skeleton | toc
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    search_text: str = ""
 
 
 @dataclass(frozen=True)

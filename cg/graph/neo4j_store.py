@@ -21,16 +21,20 @@ from cg.config import Settings
 from cg.graph.model import Edge
 from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
 
-VECTOR_INDEX = "symbol_embedding"
-FULLTEXT_INDEX = "symbol_search_text"
-LABELS = ("File", "Symbol", "External", "Meta")
+VECTOR_INDEXES = {
+    ("Symbol", "embedding"): "symbol_embedding",
+    ("Symbol", "doc_embedding"): "symbol_doc_embedding",
+    ("Chunk", "embedding"): "chunk_embedding",
+}
+FULLTEXT_INDEXES = {"Symbol": "symbol_search_text", "Chunk": "chunk_search_text"}
+LABELS = ("File", "Symbol", "Chunk", "External", "Meta")
 REL_PROPS = {
     "DEFINES": "{line: r.line}",
     "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
     "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence}",
     "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
 }
-_NODE_LABELS = ("File", "Symbol", "External")
+_NODE_LABELS = ("File", "Symbol", "External")  # edge ends (Chunk only has PART_OF, written with the file)
 _SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
 
 _UPSERT_FILE = (
@@ -44,9 +48,21 @@ _UPSERT_SYMBOLS = (
     "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname, s.kind = r.kind,"
     " s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line, s.signature = r.signature,"
     " s.docstring = r.docstring, s.text = r.text, s.header = r.header, s.search_text = r.search_text,"
-    " s.parent_id = r.parent_id, s.embedding = r.embedding"
+    " s.parent_id = r.parent_id, s.embedding = r.embedding, s.doc_embedding = r.doc_embedding"
+)
+_DELETE_CHUNKS = "MATCH (c:Chunk {path: $path}) DETACH DELETE c"
+_CREATE_CHUNKS = (
+    "UNWIND $rows AS r MATCH (s:Symbol {id: r.owner_id})"
+    " CREATE (c:Chunk {id: r.id, owner_id: r.owner_id, kind: r.kind, path: r.path, start_line: r.start_line,"
+    " end_line: r.end_line, text: r.text, search_text: r.search_text, embedding: r.embedding})-[:PART_OF]->(s)"
 )
 _UPSERT_EXTERNALS = "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
+
+
+def _searchable(label: str) -> str:
+    if label not in FULLTEXT_INDEXES:
+        raise ValueError(f"not a searchable label: {label!r}")
+    return label
 
 
 def _edge_query(rel: str, src: str, dst: str) -> str:
@@ -109,25 +125,28 @@ class Neo4jStore:
         self._write("CREATE INDEX symbol_path IF NOT EXISTS FOR (n:Symbol) ON (n.path)")
         self._write("CREATE INDEX symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)")
         self._write("CREATE INDEX symbol_qualname IF NOT EXISTS FOR (n:Symbol) ON (n.qualname)")
-        self._write(
-            f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (n:Symbol) ON n.embedding"
-            f" OPTIONS {{indexConfig: {{`vector.dimensions`: {self._dimension},"
-            " `vector.similarity_function`: 'cosine'}}"
-        )
-        self._write(
-            f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (n:Symbol) ON EACH [n.search_text]"
-            " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
-        )
+        self._write("CREATE INDEX chunk_path IF NOT EXISTS FOR (n:Chunk) ON (n.path)")
+        for (label, prop), index in VECTOR_INDEXES.items():
+            self._write(
+                f"CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (n:{label}) ON n.{prop}"
+                f" OPTIONS {{indexConfig: {{`vector.dimensions`: {self._dimension},"
+                " `vector.similarity_function`: 'cosine'}}"
+            )
+        for label, index in FULLTEXT_INDEXES.items():
+            self._write(
+                f"CREATE FULLTEXT INDEX {index} IF NOT EXISTS FOR (n:{label}) ON EACH [n.search_text]"
+                " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
+            )
         self._write("CALL db.awaitIndexes(300)")
         self.set_meta("dimension", str(dimension))
 
     def reset(self) -> None:
         with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
             session.run(
-                "MATCH (n) WHERE n:File OR n:Symbol OR n:External OR n:Meta"
+                "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta"
                 " CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
             ).consume()
-        for index in (VECTOR_INDEX, FULLTEXT_INDEX):
+        for index in (*VECTOR_INDEXES.values(), *FULLTEXT_INDEXES.values()):
             self._write(f"DROP INDEX {index} IF EXISTS")
 
     def get_meta(self, key: str) -> str | None:
@@ -142,6 +161,7 @@ class Neo4jStore:
         rec = write.file
         symbols = write.symbol_rows()
         externals = [{"id": e.id, "name": e.name, "resolved": e.resolved} for e in write.externals]
+        chunks = write.chunk_rows()
 
         def work(tx) -> None:
             tx.run(
@@ -160,6 +180,9 @@ class Neo4jStore:
                 tx.run(_UPSERT_SYMBOLS, rows=symbols).consume()
             if externals:
                 tx.run(_UPSERT_EXTERNALS, rows=externals).consume()
+            tx.run(_DELETE_CHUNKS, path=rec.path).consume()
+            if chunks:
+                tx.run(_CREATE_CHUNKS, rows=chunks).consume()
 
         with self._driver.session(database=self.database) as session:
             session.execute_write(work)
@@ -179,6 +202,7 @@ class Neo4jStore:
 
     def delete_files(self, paths: list[str]) -> None:
         if paths:
+            self._write("MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c", paths=paths)
             self._write("MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s", paths=paths)
             self._write("MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f", paths=paths)
 
@@ -186,25 +210,32 @@ class Neo4jStore:
         return {row[0]: row[1] for row in self._read("MATCH (f:File) RETURN f.id, f.blob_sha")}
 
     # -- reads -----------------------------------------------------------------------------------
-    def fulltext(self, analyzed_query: str, limit: int) -> list[tuple[str, float]]:
+    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
         rows = self._read(
-            f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node, score"
+            f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEXES[label]}', $q, {{limit: $k}}) YIELD node, score"
             " RETURN node.id, score ORDER BY score DESC, node.id LIMIT $k",
             q=analyzed_query,
             k=limit,
         )
         return [(r[0], float(r[1])) for r in rows]
 
-    def vector(self, embedding: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    def vector(
+        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
+    ) -> list[tuple[str, float]]:
         rows = self._read(
-            f"CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $q) YIELD node, score"
+            f"CALL db.index.vector.queryNodes('{VECTOR_INDEXES[(label, prop)]}', $k, $q) YIELD node, score"
             " RETURN node.id, score ORDER BY score DESC, node.id",
             k=limit,
             q=[float(x) for x in embedding],
         )
         return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
+
+    def chunk_owners(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        return {r[0]: r[1] for r in self._read("MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id, c.owner_id", ids=ids)}
 
     def _dicts(self, query: str, **params: Any) -> list[dict[str, Any]]:
         records, _, _ = self._driver.execute_query(
@@ -219,18 +250,18 @@ class Neo4jStore:
         rows = self._dicts(f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {_SUMMARY}{extra}", ids=ids)
         return {row["id"]: row for row in rows}
 
-    def lexical_docs(self, ids: list[str]) -> dict[str, str]:
+    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
         if not ids:
             return {}
-        return {
-            r[0]: r[1] or ""
-            for r in self._read("MATCH (n:Symbol) WHERE n.id IN $ids RETURN n.id, n.search_text", ids=ids)
-        }
+        rows = self._read(f"MATCH (n:{_searchable(label)}) WHERE n.id IN $ids RETURN n.id, n.search_text", ids=ids)
+        return {r[0]: r[1] or "" for r in rows}
 
-    def embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+    def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
+        if (label, prop) not in VECTOR_INDEXES:
+            raise ValueError(f"no vectors at {label}.{prop}")
         if not ids:
             return {}
-        rows = self._read("MATCH (n:Symbol) WHERE n.id IN $ids RETURN n.id, n.embedding", ids=ids)
+        rows = self._read(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id, n.{prop}", ids=ids)
         return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
 
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
@@ -289,7 +320,7 @@ class Neo4jStore:
 
     def stats(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for label in _NODE_LABELS:
+        for label in ("File", "Symbol", "Chunk", "External"):
             counts[label] = int(self._read(f"MATCH (n:{label}) RETURN count(n)")[0][0])
         for rel in REL_PROPS:
             counts[rel] = int(self._read(f"MATCH ()-[r:{rel}]->() RETURN count(r)")[0][0])
@@ -304,6 +335,7 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "items") and hasattr(value, "element_id"):
         data = dict(value.items())
         data.pop("embedding", None)
+        data.pop("doc_embedding", None)
         return data
     return value
 

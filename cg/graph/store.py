@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from cg.graph.model import Edge, External, FileRecord, Symbol
+from cg.graph.model import Chunk, Edge, External, FileRecord, Symbol
 
 NODE_LABELS = ("File", "Symbol", "External")
 SYMBOL_FIELDS = (
@@ -29,6 +29,7 @@ SYMBOL_FIELDS = (
     "search_text",
     "parent_id",
 )
+CHUNK_FIELDS = ("id", "owner_id", "kind", "path", "start_line", "end_line", "text", "search_text")
 # The fields a query needs to describe a hit without pulling the code itself.
 SUMMARY_FIELDS = (
     "id",
@@ -55,12 +56,27 @@ class FileWrite:
     symbols: list[Symbol]
     embeddings: np.ndarray
     externals: list[External] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    chunk_embeddings: np.ndarray | None = None
+    doc_embeddings: list[np.ndarray | None] | None = None  # per symbol; None where it has no docstring
 
     def symbol_rows(self) -> list[dict[str, Any]]:
-        """One parameter map per symbol (SYMBOL_FIELDS plus the embedding as a list of floats)."""
+        """One parameter map per symbol (SYMBOL_FIELDS, the embedding and the docstring's embedding)."""
+        docs = self.doc_embeddings or [None] * len(self.symbols)
         return [
-            {**{f: getattr(s, f) for f in SYMBOL_FIELDS}, "embedding": [float(x) for x in vec]}
-            for s, vec in zip(self.symbols, self.embeddings, strict=True)
+            {
+                **{f: getattr(s, f) for f in SYMBOL_FIELDS},
+                "embedding": [float(x) for x in vec],
+                "doc_embedding": [float(x) for x in doc] if doc is not None else None,
+            }
+            for s, vec, doc in zip(self.symbols, self.embeddings, docs, strict=True)
+        ]
+
+    def chunk_rows(self) -> list[dict[str, Any]]:
+        vectors = self.chunk_embeddings if self.chunk_embeddings is not None else [None] * len(self.chunks)
+        return [
+            {**{f: getattr(c, f) for f in CHUNK_FIELDS}, "embedding": [float(x) for x in vec]}
+            for c, vec in zip(self.chunks, vectors, strict=True)
         ]
 
 
@@ -92,14 +108,23 @@ class GraphStore(Protocol):
     def delete_files(self, paths: list[str]) -> None: ...
     def file_shas(self) -> dict[str, str]: ...
 
-    def fulltext(self, analyzed_query: str, limit: int) -> list[tuple[str, float]]: ...
-    def vector(self, embedding: np.ndarray, limit: int) -> list[tuple[str, float]]: ...
-    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]: ...
-    def lexical_docs(self, ids: list[str]) -> dict[str, str]:
-        """The analyzed ``search_text`` of these symbols (for backend-independent BM25 ranking)."""
+    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
+        """Candidates from the full-text index of ``label`` (Symbol or Chunk)."""
 
-    def embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
-        """Stored embeddings of these symbols, float32 (for exact re-scoring of vector candidates)."""
+    def vector(
+        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
+    ) -> list[tuple[str, float]]:
+        """Candidates by cosine over ``label.prop`` (Symbol.embedding, Symbol.doc_embedding, Chunk.embedding)."""
+
+    def chunk_owners(self, ids: list[str]) -> dict[str, str]:
+        """Chunk id -> the symbol it belongs to."""
+
+    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]: ...
+    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
+        """The analyzed ``search_text`` of these nodes (for backend-independent BM25 ranking)."""
+
+    def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
+        """Stored vectors of these nodes, float32 (for exact re-scoring of vector candidates)."""
 
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]: ...
     def calls(self, ids: list[str], direction: str) -> list[CallRow]: ...

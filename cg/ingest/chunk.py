@@ -1,21 +1,54 @@
-"""Definition chunks: one definition each, with a generated header that makes it self-contained.
+"""Retrieval units: one definition each, with a generated header that makes it self-contained, plus
+fragments, skeletons and a table of contents where one definition cannot be one unit.
 
 The header carries what the seeds found a bare function lacks: where it lives (path), where it sits
-(scope chain ``module shop.payments.retry > class RetryPolicy > method delay_for``) and what its
-names refer to (only the imports whose bound name the body actually uses, not the file's whole
-import block). The header is embedded with the code; the code itself is stored as written, so
-citations and displays show the real source.
+(scope chain ``module shop.payments.retry > class RetryPolicy > method delay_for``, and for a method
+the class's own signature) and what its names refer to (only the imports whose bound name the body
+uses). The code is stored as written, so citations and displays show the real source.
+
+Budgets are in tokens of the embedding model's own tokenizer (``chunk_tokens``, default the model's
+256-token window): text past the window is invisible to the embedding. So:
+
+- a definition that fits is one unit, embedded whole;
+- an oversize function or module chunk is also split at statement boundaries into fragments
+  (``Chunk`` nodes), each repeating the header, the signature and the docstring, never splitting a
+  statement: body statements first, the statements inside a block only when one statement alone is
+  over budget, and a single statement that is still too big stays whole (the embedding sees its head,
+  the lexical arm all of it);
+- a large class is embedded as its skeleton (signatures and docstrings, bodies removed), split at
+  member boundaries if needed; its methods are units of their own;
+- every file gets a table-of-contents chunk: module docstring, imports, and what it defines.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-from cg.graph.model import FileExtraction, ImportRecord, Symbol
+from cg.graph.model import Chunk, FileExtraction, ImportRecord, Symbol
 from cg.lexical import analyze_text
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NAME_BOOST = 3
+DEFAULT_BUDGET = 256
+
+TokenCounter = Callable[[Sequence[str]], list[int]]
+
+
+def approx_tokens(texts: Sequence[str]) -> list[int]:
+    """A tokenizer-free estimate (about 3.5 characters per WordPiece token of code)."""
+    return [max(1, int(len(t) / 3.5)) for t in texts]
+
+
+@dataclass
+class Chunked:
+    """One file's retrieval units: its symbols (header, search text and the text their embedding
+    is computed from) and the extra chunks."""
+
+    symbols: list[Symbol]
+    embed_texts: list[str]  # one per symbol
+    chunks: list[Chunk]
 
 
 def import_line(imp: ImportRecord) -> str:
@@ -25,9 +58,11 @@ def import_line(imp: ImportRecord) -> str:
     return f"from {source} import {imp.name}" + (f" as {imp.alias}" if imp.alias else "")
 
 
-def header_for(sym: Symbol, imports: list[ImportRecord]) -> str:
+def header_for(sym: Symbol, imports: list[ImportRecord], owner_signature: str = "") -> str:
     used = set(_WORD.findall(sym.text))
     lines = [f"# file: {sym.path}", f"# scope: {' > '.join(_full_scope(sym))}"]
+    if owner_signature:
+        lines.append(f"# in: {owner_signature}")
     if sym.kind != "module":
         wanted = [import_line(i) for i in imports if i.name != "*" and i.local_name in used]
         if wanted:
@@ -42,9 +77,6 @@ def _full_scope(sym: Symbol) -> tuple[str, ...]:
     return (f"module {modname}", *sym.scope)
 
 
-NAME_BOOST = 3
-
-
 def search_text(sym: Symbol) -> str:
     """Lexical-arm text: the name (repeated, a poor man's field boost that works on every backend's
     BM25), the qualname and path, then signature, docstring and code. Without the boost a test that
@@ -54,6 +86,175 @@ def search_text(sym: Symbol) -> str:
     return " ".join([name] * NAME_BOOST + [rest]).strip()
 
 
+def _docstring_lines(sym: Symbol) -> str:
+    if not sym.docstring:
+        return ""
+    indent = "    " if sym.kind != "module" else ""
+    return f'{indent}"""{sym.docstring}"""'
+
+
+def fragment_ranges(
+    lines: list[str], points: Sequence[tuple[int, int]], budget: int, fixed: int, count: TokenCounter
+) -> list[tuple[int, int]]:
+    """Split ``lines`` into [start, end) ranges of at most ``budget`` tokens each (``fixed`` tokens of
+    every fragment go to its repeated prefix), cutting only at ``points``: depth-1 statement starts
+    first, deeper ones only inside a range that is still over budget."""
+    sizes = count(lines) if lines else []
+    room = max(budget - fixed, 16)
+
+    def split(start: int, end: int, depth: int) -> list[tuple[int, int]]:
+        if sum(sizes[start:end]) <= room or depth > 3:
+            return [(start, end)]
+        cuts = sorted({i for i, d in points if d <= depth and start < i < end})
+        if not cuts:
+            return split(start, end, depth + 1) if depth < 3 else [(start, end)]
+        pieces: list[tuple[int, int]] = []
+        begin = start
+        used = 0
+        bounds = [*cuts, end]
+        prev = start
+        for cut in bounds:
+            block = sum(sizes[prev:cut])
+            if used and used + block > room:
+                pieces.append((begin, prev))
+                begin, used = prev, 0
+            used += block
+            prev = cut
+        pieces.append((begin, end))
+        out: list[tuple[int, int]] = []
+        for a, b in pieces:
+            out.extend(split(a, b, depth + 1) if sum(sizes[a:b]) > room else [(a, b)])
+        return out
+
+    return split(0, len(lines), 1) if lines else []
+
+
+def skeleton(cls: Symbol, members: list[Symbol]) -> str:
+    """The class with bodies removed: decorators and signature, docstring, class-level statements
+    that are not definitions, and each member's signature and docstring's first line."""
+    head = cls.text.splitlines()
+    def_index = cls.def_line - cls.start_line
+    out = head[: def_index + 1]
+    if cls.docstring:
+        out.append(f'    """{cls.docstring.splitlines()[0]}"""')
+    for member in members:
+        decorators = [f"    @{d}" for d in member.decorators]
+        doc = f'        """{member.docstring.splitlines()[0]}"""' if member.docstring else "        ..."
+        out.extend([*decorators, f"    {member.signature}:", doc])
+    return "\n".join(out)
+
+
+def chunk_file(ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCounter = approx_tokens) -> Chunked:
+    """Every retrieval unit of one file (see the module docstring)."""
+    by_id = {s.id: s for s in ex.symbols}
+    children: dict[str, list[Symbol]] = {}
+    for sym in ex.symbols:
+        children.setdefault(sym.parent_id, []).append(sym)
+    symbols: list[Symbol] = []
+    embed_texts: list[str] = []
+    chunks: list[Chunk] = []
+    for sym in ex.symbols:
+        owner = by_id.get(sym.parent_id)
+        owner_signature = owner.signature if owner is not None and owner.kind == "class" else ""
+        sym = replace(sym, header=header_for(sym, ex.imports, owner_signature), search_text=search_text(sym))
+        symbols.append(sym)
+        whole = sym.chunk_text
+        fits = count([whole])[0] <= budget
+        if fits:
+            embed_texts.append(whole)
+            continue
+        if sym.kind == "class":
+            members = [m for m in children.get(sym.id, []) if m.kind == "method"]
+            skeleton_text = skeleton(sym, members)
+            embed_texts.append(f"{sym.header}\n{skeleton_text}")
+            chunks.extend(_skeleton_parts(sym, skeleton_text, budget, count))
+            continue
+        embed_texts.append(whole)  # the embedding sees the head; fragments cover the rest
+        chunks.extend(_fragments(sym, budget, count))
+    chunks.append(toc_chunk(ex))
+    return Chunked(symbols, embed_texts, chunks)
+
+
+def _fragments(sym: Symbol, budget: int, count: TokenCounter) -> list[Chunk]:
+    lines = sym.text.splitlines()
+    prefix_lines = [sym.header]
+    if sym.kind != "module":
+        prefix_lines.append(sym.signature + ":")
+        doc = _docstring_lines(sym)
+        if doc:
+            prefix_lines.append(doc)
+    prefix = "\n".join(prefix_lines)
+    ranges = fragment_ranges(lines, sym.split_points, budget, count([prefix])[0], count)
+    out: list[Chunk] = []
+    for number, (start, end) in enumerate(ranges[1:], start=2):  # the symbol's own embedding is the head
+        first = sym.start_line + start if sym.kind != "module" else sym.start_line
+        last = sym.start_line + end - 1 if sym.kind != "module" else sym.end_line
+        body = "\n".join(lines[start:end])
+        text = f"{prefix}\n    # ... (fragment {number} of {len(ranges)})\n{body}"
+        out.append(
+            Chunk(
+                f"{sym.id}#fragment-{number}",
+                sym.id,
+                "fragment",
+                sym.path,
+                first,
+                last,
+                text,
+                " ".join([analyze_text(sym.name)] * NAME_BOOST + [analyze_text(body)]),
+            )
+        )
+    return out
+
+
+def _skeleton_parts(cls: Symbol, text: str, budget: int, count: TokenCounter) -> list[Chunk]:
+    lines = text.splitlines()
+    points = tuple(
+        (i, 1) for i, line in enumerate(lines) if line.startswith("    ") and not line.startswith("     ") and i > 0
+    )
+    prefix = f"{cls.header}\n{cls.signature}:"
+    ranges = fragment_ranges(lines, points, budget, count([prefix])[0], count)
+    out = []
+    for number, (start, end) in enumerate(ranges, start=1):
+        body = "\n".join(lines[start:end])
+        chunk_text = body if number == 1 else f"{prefix}\n{body}"
+        chunk_id = f"{cls.id}#skeleton" if len(ranges) == 1 else f"{cls.id}#skeleton-{number}"
+        out.append(
+            Chunk(
+                chunk_id,
+                cls.id,
+                "skeleton",
+                cls.path,
+                cls.start_line,
+                cls.end_line,
+                f"{cls.header}\n{chunk_text}" if number == 1 else chunk_text,
+                " ".join([analyze_text(cls.name)] * NAME_BOOST + [analyze_text(body)]),
+            )
+        )
+    return out
+
+
+def toc_chunk(ex: FileExtraction) -> Chunk:
+    module = ex.symbols[0] if ex.symbols and ex.symbols[0].kind == "module" else None
+    summary = module.docstring.splitlines()[0] if module is not None and module.docstring else ""
+    defined = [
+        f"{s.kind} {s.qualname.rsplit('.', 1)[-1] if s.kind != 'method' else s.qualname.split('.')[-2:][0]}"
+        f"{'.' + s.name if s.kind == 'method' else ''}"
+        for s in ex.symbols
+        if s.kind != "module"
+    ]
+    imports = sorted(
+        {imp.module if not imp.name else f"{'.' * imp.level}{imp.module}.{imp.name}".lstrip(".") for imp in ex.imports}
+    )
+    lines = [f"# file: {ex.file.path}", f"# module {ex.file.module or ex.file.path}: {summary}".rstrip(": ")]
+    if imports:
+        lines.append("# imports: " + ", ".join(imports))
+    if defined:
+        lines.append("# defines: " + ", ".join(defined))
+    text = "\n".join(lines)
+    owner = module.id if module is not None else ""
+    return Chunk(f"{ex.file.path}::<toc>", owner, "toc", ex.file.path, 1, max(1, ex.file.loc), text, analyze_text(text))
+
+
 def chunk_symbols(ex: FileExtraction) -> list[Symbol]:
-    """The file's symbols with their header and lexical text filled in."""
-    return [replace(sym, header=header_for(sym, ex.imports), search_text=search_text(sym)) for sym in ex.symbols]
+    """The file's symbols with header and lexical text filled in (no budget applied)."""
+    return chunk_file(ex).symbols

@@ -21,7 +21,7 @@ from cg.config import Settings
 from cg.graph.embed import Embedder
 from cg.graph.model import Edge, External, FileExtraction, FileRecord
 from cg.graph.store import FileWrite, GraphStore
-from cg.ingest.chunk import chunk_symbols
+from cg.ingest.chunk import chunk_file
 from cg.ingest.languages.python import PythonExtractor
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.names import Resolver, property_names
@@ -43,6 +43,7 @@ class IndexSummary:
     backend: str
     files: int = 0
     symbols: int = 0
+    chunks: int = 0  # fragments, skeletons and tables of contents beside the definitions
     edges: dict[str, int] = field(default_factory=dict)
     call_sites: int = 0
     calls_in_repo: int = 0
@@ -159,8 +160,15 @@ def index_repository(
     summary.seconds["resolve"] = time.perf_counter() - started - summary.seconds.get("jedi", 0.0)
 
     started = time.perf_counter()
-    chunked = [(ex, chunk_symbols(ex)) for ex in extractions]
-    texts = [sym.chunk_text for _, symbols in chunked for sym in symbols]
+    counter = embedder.token_counter()
+    chunked = [(ex, chunk_file(ex, settings.chunk_tokens, counter)) for ex in extractions]
+    # one embedding pass over everything: definition units, extra chunks and docstrings (the cache
+    # makes repeated texts free)
+    texts: list[str] = []
+    for _, unit in chunked:
+        texts.extend(unit.embed_texts)
+        texts.extend(c.text for c in unit.chunks)
+        texts.extend(s.docstring for s in unit.symbols if s.docstring)
     with progress.stage("embed", len(texts)) as advance:
         vectors = embedder.embed(texts, advance)
     summary.embedded, summary.embed_cached = embedder.embedded, embedder.cached
@@ -177,22 +185,44 @@ def index_repository(
     store.delete_files(gone)
     summary.removed_files = len(gone)
     offset = 0
+
+    def take(n: int) -> np.ndarray:
+        nonlocal offset
+        block = vectors[offset : offset + n] if n else np.zeros((0, dimension), np.float32)
+        offset += n
+        return block
+
+    lengths: list[int] = []
     with progress.stage("write", len(chunked) + 1) as advance:
-        for ex, symbols in chunked:
-            block = vectors[offset : offset + len(symbols)] if symbols else np.zeros((0, dimension), np.float32)
-            offset += len(symbols)
-            store.write_file(FileWrite(ex.file, symbols, block, externals_by_file.get(ex.file.path, [])))
+        for ex, unit in chunked:
+            symbol_vectors = take(len(unit.symbols))
+            chunk_vectors = take(len(unit.chunks))
+            doc_vectors = iter(take(sum(1 for s in unit.symbols if s.docstring)))
+            docs = [next(doc_vectors) if s.docstring else None for s in unit.symbols]
+            store.write_file(
+                FileWrite(
+                    ex.file,
+                    unit.symbols,
+                    symbol_vectors,
+                    externals_by_file.get(ex.file.path, []),
+                    chunks=unit.chunks,
+                    chunk_embeddings=chunk_vectors,
+                    doc_embeddings=docs,
+                )
+            )
+            lengths.extend(len(s.search_text.split()) for s in unit.symbols)
+            lengths.extend(len(c.search_text.split()) for c in unit.chunks)
             advance(1)
         store.write_edges(edges)
         advance(1)
-    lengths = [len(sym.search_text.split()) for _, symbols in chunked for sym in symbols]
     store.set_meta("lexical_docs", str(len(lengths)))
     store.set_meta("lexical_avgdl", f"{(sum(lengths) / len(lengths)) if lengths else 0.0:.4f}")
     store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     summary.seconds["write"] = time.perf_counter() - started
 
     summary.files = len(extractions)
-    summary.symbols = sum(len(s) for _, s in chunked)
+    summary.symbols = sum(len(unit.symbols) for _, unit in chunked)
+    summary.chunks = sum(len(unit.chunks) for _, unit in chunked)
     summary.edges = dict(Counter(e.type for e in edges))
     summary.call_sites = sum(len(ex.calls) for ex in extractions)
     for e in edges:

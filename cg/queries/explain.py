@@ -98,8 +98,9 @@ def explain(
     token_budget: int = 6000,
     rrf_k: int = 60,
     weights: dict[str, float] | None = None,
+    priors: dict[str, float] | None = None,
 ) -> Explanation:
-    hits = search(store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights)
+    hits = search(store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights, priors=priors)
     chosen = _pick_seeds(hits, seeds)
     flows: list[Flow] = []
     seed_ids = {h.id for h in chosen}

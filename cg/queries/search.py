@@ -25,9 +25,12 @@ from typing import Any
 
 from cg.graph.embed import Embedder
 from cg.graph.store import GraphStore
-from cg.lexical import analyze_text
+from cg.ingest.walk import is_test_path
+from cg.lexical import analyze_text, split_identifier
 
 CANDIDATES = 50  # per arm, into fusion
+PRIOR_POOL = 80  # fused candidates re-weighted by their kind before the cut
+PRIORS = {"tests": 0.5, "modules": 0.5, "containers": 0.5}
 LEXICAL_POOL = 300  # full-text candidates re-scored by cg's BM25
 BM25_K1, BM25_B = 1.2, 0.75
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -73,20 +76,34 @@ def rrf(arms: dict[str, list[str]], weights: dict[str, float], k: int) -> list[t
     return [(doc, score, ranks[doc]) for doc, score in ordered]
 
 
+def _owners(store: GraphStore, scored: dict[tuple[str, str], float]) -> list[str]:
+    """Symbol ids by their best score over themselves and their chunks (a fragment hit counts for
+    the definition it belongs to), best first, ties by id."""
+    owners = store.chunk_owners([doc for label, doc in scored if label == "Chunk"])
+    best: dict[str, float] = {}
+    for (label, doc), score in scored.items():
+        owner = doc if label == "Symbol" else owners.get(doc)
+        if owner and score > best.get(owner, float("-inf")):
+            best[owner] = score
+    return [doc for doc, _ in sorted(best.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))]
+
+
 def lexical_ranking(store: GraphStore, query: str) -> list[str]:
-    """Full-text candidates ranked by cg's BM25 (see the module docstring)."""
+    """Full-text candidates (definitions and chunks) ranked by cg's BM25 (see the module docstring)."""
     terms = Counter(analyze_text(query).split())
     if not terms:
         return []
-    pool = [doc for doc, _ in store.fulltext(" ".join(terms), LEXICAL_POOL)]
-    docs = {doc: Counter(text.split()) for doc, text in store.lexical_docs(pool).items()}
+    docs: dict[tuple[str, str], Counter] = {}
+    for label in ("Symbol", "Chunk"):
+        pool = [doc for doc, _ in store.fulltext(" ".join(terms), LEXICAL_POOL, label)]
+        docs.update({(label, doc): Counter(text.split()) for doc, text in store.lexical_docs(pool, label).items()})
     if not docs:
         return []
     total = int(store.get_meta("lexical_docs") or len(docs))
     avgdl = float(store.get_meta("lexical_avgdl") or 0.0) or sum(sum(c.values()) for c in docs.values()) / len(docs)
     df = {t: sum(1 for c in docs.values() if t in c) for t in terms}
-    scores: dict[str, float] = {}
-    for doc, counts in docs.items():
+    scores: dict[tuple[str, str], float] = {}
+    for key, counts in docs.items():
         length = sum(counts.values())
         score = 0.0
         for term, q_count in terms.items():
@@ -95,17 +112,26 @@ def lexical_ranking(store: GraphStore, query: str) -> list[str]:
                 continue
             idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
             score += q_count * idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl))
-        scores[doc] = score
-    return [doc for doc, _ in sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))]
+        scores[key] = score
+    return _owners(store, scores)
 
 
-def vector_ranking(store: GraphStore, embedding) -> list[str]:
-    """Vector candidates ranked by the exact cosine of their stored embeddings."""
-    pool = [doc for doc, _ in store.vector(embedding, CANDIDATES)]
-    vectors = store.embeddings(pool)
+def vector_ranking(
+    store: GraphStore, embedding, sources=(("Symbol", "embedding"), ("Chunk", "embedding"))
+) -> list[str]:
+    """Vector candidates ranked by the exact cosine of their stored vectors; ``sources`` are the
+    (label, property) pairs searched: code by default, ``(("Symbol", "doc_embedding"),)`` for docstrings."""
     query = embedding.astype("float32")
-    scored = {doc: float(vec @ query) for doc, vec in vectors.items()}  # unit vectors: dot = cosine
-    return [doc for doc, _ in sorted(scored.items(), key=lambda kv: (-round(kv[1], 6), kv[0]))]
+    scored: dict[tuple[str, str], float] = {}
+    for label, prop in sources:
+        pool = [doc for doc, _ in store.vector(embedding, CANDIDATES, label, prop)]
+        for doc, vec in store.embeddings(pool, label, prop).items():
+            scored[(label, doc)] = float(vec @ query)  # unit vectors: dot = cosine
+    return _owners(store, {k: round(v, 6) for k, v in scored.items()})
+
+
+DOCSTRINGS = (("Symbol", "doc_embedding"),)
+CODE_AND_DOCS = (("Symbol", "embedding"), ("Chunk", "embedding"), ("Symbol", "doc_embedding"))
 
 
 def search(
@@ -117,14 +143,23 @@ def search(
     rrf_k: int = 60,
     weights: dict[str, float] | None = None,
     kinds: tuple[str, ...] | None = None,
+    priors: dict[str, float] | None = None,
 ) -> list[Hit]:
-    weights = weights or {"lexical": 1.0, "vector": 1.0}
-    lexical = lexical_ranking(store, query)[:CANDIDATES]
-    vector = vector_ranking(store, embedder.embed([query])[0])[:CANDIDATES]
-    fused = rrf({"lexical": lexical, "vector": vector}, weights, rrf_k)
-    fused = _pin_exact(store, query, fused)
-    symbols = store.symbols([doc for doc, _, _ in fused[: max(limit * 3, CANDIDATES)]])
+    weights = weights or {"lexical": 1.0, "vector": 1.0, "doc": 1.0}
+    query_vector = embedder.embed([query])[0]
+    arms = {
+        "lexical": lexical_ranking(store, query)[:CANDIDATES],
+        "vector": vector_ranking(store, query_vector)[:CANDIDATES],
+        "doc": vector_ranking(store, query_vector, DOCSTRINGS)[:CANDIDATES],
+    }
+    fused = rrf({arm: ids for arm, ids in arms.items() if weights.get(arm, 1.0) > 0}, weights, rrf_k)
+    pool = fused[: max(limit * 3, PRIOR_POOL)]
+    symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
+    pool = apply_priors(query, pool, symbols, priors or PRIORS)
+    fused = _pin_exact(store, query, pool, symbols)
     hits: list[Hit] = []
+    missing = [doc for doc, _, _ in fused if doc not in symbols]
+    symbols.update(store.symbols(missing, with_text=False))
     for doc, score, ranks in fused:
         sym = symbols.get(doc)
         if sym is None or (kinds and sym["kind"] not in kinds):
@@ -135,15 +170,54 @@ def search(
     return hits
 
 
-def _pin_exact(
-    store: GraphStore, query: str, fused: list[tuple[str, float, dict[str, int]]]
+def apply_priors(
+    query: str,
+    fused: list[tuple[str, float, dict[str, int]]],
+    symbols: dict[str, dict[str, Any]],
+    priors: dict[str, float],
 ) -> list[tuple[str, float, dict[str, int]]]:
-    """A query token that names a definition exactly pins that definition above the fused list."""
+    """Scale fused scores by what kind of definition a hit is. Users asking how something works want
+    the function that does it: a test (unless the question is about tests), a whole module, or a
+    class whose own methods are also among the hits is usually a worse answer than those methods.
+    Measured with `cg eval` (benchmarks/RESULTS.md); the factors are in config."""
+    ids = {doc for doc, _, _ in fused}
+    about_tests = "test" in query.lower()
+    out = []
+    for doc, score, ranks in fused:
+        sym = symbols.get(doc)
+        if sym is not None:
+            if not about_tests and is_test_path(sym["path"]):
+                score *= priors["tests"]
+            if sym["kind"] == "module":
+                score *= priors["modules"]
+            elif sym["kind"] == "class" and any(other.startswith(doc + ".") for other in ids):
+                score *= priors["containers"]
+        out.append((doc, score, ranks))
+    return sorted(out, key=lambda item: (-item[1], item[0]))
+
+
+def _joined(identifier: str) -> str:
+    return "".join(split_identifier(identifier.split(".")[-1]))
+
+
+def _pin_exact(
+    store: GraphStore,
+    query: str,
+    fused: list[tuple[str, float, dict[str, int]]],
+    symbols: dict[str, dict[str, Any]] | None = None,
+) -> list[tuple[str, float, dict[str, int]]]:
+    """A query token that names a definition pins that definition above the fused list: exactly as
+    written, or in another case style among the candidates (``SchedulePaymentRetry`` for
+    ``schedule_payment_retry``)."""
     pinned: list[str] = []
     for token in exact_identifiers(query):
         for sym in store.find_symbols(token, limit=5):
             if sym["id"] not in pinned and token.split(".")[-1] == sym["name"]:
                 pinned.append(sym["id"])
+        wanted = _joined(token)
+        for doc, sym in (symbols or {}).items():
+            if doc not in pinned and sym["kind"] != "module" and _joined(sym["name"]) == wanted:
+                pinned.append(doc)
     if not pinned:
         return fused
     order = {doc: i for i, (doc, _, _) in enumerate(fused)}

@@ -111,5 +111,5 @@ def test_query_without_index_is_one_line(tmp_path: Path):
 def test_reindex_is_stable_and_uses_the_cache(indexed_shop):
     repo, _ = indexed_shop
     data = json.loads(cg_command("index", str(repo), "--json").stdout)
-    assert data["embedded"] == 0 and data["embed_cached"] == data["symbols"]
+    assert data["embedded"] == 0 and data["embed_cached"] >= data["symbols"] + data["chunks"]
     assert data["removed_files"] == 0

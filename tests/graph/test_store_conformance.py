@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cg.graph.model import Edge, External, FileRecord, Symbol
+from cg.graph.model import Chunk, Edge, External, FileRecord, Symbol
 from cg.graph.store import FileWrite, StoreError
 from cg.lexical import analyze_text
 
@@ -40,9 +40,20 @@ def sym(path: str, scope: str, kind: str = "function", doc: str = "", parent: st
     )
 
 
-def write(store, path: str, symbols: list[Symbol], vectors: list[np.ndarray], externals=()):
+def write(store, path: str, symbols: list[Symbol], vectors: list[np.ndarray], externals=(), chunks=(), docs=None):
     record = FileRecord(path, "python", "source", "sha-" + path, 20, path[:-3].replace("/", "."))
-    store.write_file(FileWrite(record, symbols, np.vstack(vectors), list(externals)))
+    chunk_vectors = np.vstack([vec(7)] * len(chunks)) if chunks else None
+    store.write_file(
+        FileWrite(
+            record,
+            symbols,
+            np.vstack(vectors),
+            list(externals),
+            chunks=list(chunks),
+            chunk_embeddings=chunk_vectors,
+            doc_embeddings=docs,
+        )
+    )
 
 
 RETRY = sym("shop/retry.py", "schedule_payment_retry", doc="Enqueue the next retry of a failed payment.")
@@ -140,3 +151,44 @@ def test_read_only_cypher_refuses_writes(store_factory):
         reader.cypher("CREATE (:External {id: 'stripe.Charge', name: 'Charge', resolved: true})")
     with pytest.raises(StoreError):
         reader.cypher("MATCH (n RETURN n")  # bad syntax is an error on every backend
+
+
+def fragment(owner: Symbol, n: int, words: str) -> Chunk:
+    return Chunk(
+        f"{owner.id}#fragment-{n}",
+        owner.id,
+        "fragment",
+        owner.path,
+        20 + n,
+        30 + n,
+        f"# fragment {n}\n{words}",
+        analyze_text(words),
+    )
+
+
+def test_chunks_are_searchable_and_owned(store_factory):
+    store = store_factory()
+    populate(store)
+    part = fragment(RETRY, 2, "ledger reconciliation after exhausted retries")
+    write(store, "shop/retry.py", [RETRY, BACKOFF], [vec(0), vec(1)], chunks=[part])
+    assert store.stats()["Chunk"] == 1
+    assert store.fulltext(analyze_text("ledger reconciliation"), 5, "Chunk")[0][0] == part.id
+    assert store.vector(vec(7), 1, "Chunk")[0][0] == part.id
+    assert store.chunk_owners([part.id]) == {part.id: RETRY.id}
+    assert store.lexical_docs([part.id], "Chunk") == {part.id: part.search_text}
+    # a re-write replaces the file's chunks
+    write(store, "shop/retry.py", [RETRY, BACKOFF], [vec(0), vec(1)], chunks=[fragment(RETRY, 3, "other words")])
+    assert store.chunk_owners([part.id]) == {}
+    assert store.stats()["Chunk"] == 1
+    store.delete_files(["shop/retry.py"])
+    assert store.stats()["Chunk"] == 0
+
+
+def test_docstring_vectors_exist_only_where_there_is_a_docstring(store_factory):
+    store = store_factory()
+    store.ensure_schema(DIM)
+    write(store, "shop/retry.py", [RETRY, BACKOFF], [vec(0), vec(1)], docs=[vec(5), None])
+    hits = store.vector(vec(5), 5, "Symbol", "doc_embedding")
+    assert [h[0] for h in hits] == [RETRY.id]
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert set(store.embeddings([RETRY.id, BACKOFF.id], "Symbol", "doc_embedding")) == {RETRY.id}

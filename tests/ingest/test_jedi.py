@@ -112,3 +112,17 @@ def test_callgraph_command_in_pycg_format():
     assert graph["shop.payments.retry.compute_backoff"] == ["builtins.ValueError", "builtins.min"]
     internal = json.loads(cg_command("callgraph", str(SHOP), "--no-external").stdout)
     assert internal["shop.payments.retry.RetryPolicy.delay_for"] == ["shop.payments.retry.compute_backoff"]
+
+
+def test_non_ascii_text_before_a_call_does_not_cost_the_answer(tmp_path):
+    # tree-sitter columns are bytes, jedi's are characters
+    (tmp_path / "greetings.py").write_text(
+        "def shout(text):\n    return text.upper()\n\n"
+        'def greet():\n    label = "おはようございます"; return shout(label)\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(tmp_path, resolver="jedi", jedi_workers=1)
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    edge = next(e for e in edges if e.type == "CALLS" and e.src.endswith("::greet") and e.dst.endswith("::shout"))
+    assert edge.resolved_by == "jedi"

@@ -37,7 +37,8 @@ def test_method_qualname_scope_and_header():
         "# scope: module shop.webhooks.stripe_webhooks > class WebhookHandler > method handle_invoice_payment_failed"
     )
     # only the imports the body uses, never the whole import block
-    assert "from ..payments.retry import schedule_payment_retry" in header[2]
+    assert header[2] == "# in: class WebhookHandler"  # a method carries its class's signature
+    assert "from ..payments.retry import schedule_payment_retry" in header[3]
     assert "verify_signature" not in method.header
     assert "PaymentService" not in method.header
 

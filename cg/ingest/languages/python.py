@@ -165,6 +165,47 @@ class PythonExtractor:
         return out
 
 
+_BLOCK_FIELDS = ("body", "consequence", "alternative")
+_MAX_SPLIT_DEPTH = 3
+
+
+def _split_points(body: Node, first_row: int) -> tuple[tuple[int, int], ...]:
+    """Statement starts inside a definition's body, as (line index relative to ``first_row``, depth).
+    Depth 1 is a statement of the body itself; 2 and 3 are statements of the blocks inside it (the
+    branches of an ``if``, the body of a ``for``/``with``/``try``), for statements too big alone."""
+    points: list[tuple[int, int]] = []
+
+    def visit(block: Node, depth: int) -> None:
+        for stmt in block.named_children:
+            if stmt.type == "comment":
+                continue
+            points.append((stmt.start_point[0] - first_row, depth))
+            if depth >= _MAX_SPLIT_DEPTH or stmt.type in (
+                "function_definition",
+                "class_definition",
+                "decorated_definition",
+            ):
+                continue
+            for child in stmt.named_children:
+                if child.type == "block":
+                    visit(child, depth + 1)
+                elif child.type in (
+                    "else_clause",
+                    "elif_clause",
+                    "except_clause",
+                    "finally_clause",
+                    "case_clause",
+                    "except_group_clause",
+                ):
+                    points.append((child.start_point[0] - first_row, depth + 1))
+                    for grandchild in child.named_children:
+                        if grandchild.type == "block":
+                            visit(grandchild, depth + 1)
+
+    visit(body, 1)
+    return tuple(sorted(set(p for p in points if p[0] > 0)))
+
+
 def _last_column(node: Node | None) -> int:
     """0-based column of the last identifier of a dotted name (``payments.retry`` -> ``retry``)."""
     if node is None:
@@ -203,6 +244,7 @@ class _Walker:
         self.record = record
         self.lines = lines
         self.out = out
+        self.seen_ids: dict[str, int] = {}
         self.top_level_spans: dict[int, tuple[int, str]] = {}  # top-level def start row -> (end row, signature)
 
     # -- traversal ---------------------------------------------------------------------------
@@ -261,6 +303,11 @@ class _Walker:
             kind = "function"
         scope_path = f"{parent.scope_path}.{name}" if parent.scope_path else name
         sid = symbol_id(self.record.path, scope_path)
+        # a redefinition (a property's setter, an @overload, a def under `if`) keeps its qualname but
+        # gets its own id: the second `Response.encoding` is `...::Response.encoding~2`
+        self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
+        if self.seen_ids[sid] > 1:
+            sid = f"{sid}~{self.seen_ids[sid]}"
         human = (*parent.human, f"{kind} {name}")
         body = node.child_by_field_name("body")
         start_row = _leading_comment_start(outer)
@@ -291,6 +338,7 @@ class _Walker:
                 parent_id=parent.id,
                 scope=human[1:] if len(human) > 1 else human,
                 def_line=def_line,
+                split_points=_split_points(body, start_row) if body is not None else (),
             )
         )
         scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human)
@@ -405,17 +453,24 @@ class _Walker:
     def module_symbol(self, root: Node, module: _Scope) -> Symbol:
         """The code between top-level definitions (imports, constants, wiring), kept verbatim.
         Each top-level definition leaves one marker line so the chunk still reads in order."""
+        starts = {child.start_point[0] for child in root.named_children if child.type != "comment"}
         kept: list[str] = []
+        points: list[tuple[int, int]] = []
         row = 0
         while row < len(self.lines):
             if row in self.top_level_spans:
                 end, signature = self.top_level_spans[row]
+                points.append((len(kept), 1))
                 kept.append(f"# ... {signature} (lines {row + 1}-{end + 1})")
                 row = end + 1
                 continue
+            if row in starts:
+                points.append((len(kept), 1))
             kept.append(self.lines[row])
             row += 1
+        leading = next((i for i, line in enumerate(kept) if line != ""), len(kept))  # what strip("\n") drops
         text = "\n".join(kept).strip("\n")
+        split_points = tuple((i - leading, d) for i, d in points if i - leading > 0)
         return Symbol(
             id=module.id,
             name=module.name,
@@ -429,4 +484,5 @@ class _Walker:
             text=text,
             parent_id="",
             scope=module.human,
+            split_points=split_points,
         )

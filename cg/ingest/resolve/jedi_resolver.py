@@ -113,15 +113,24 @@ def resolve_file(task: tuple[str, str, list[Query], float]) -> tuple[str, dict[P
             signal.setitimer(signal.ITIMER_REAL, budget)
             source = Path(abspath).read_text("utf-8")
             script = jedi.Script(source, path=abspath, project=_PROJECT, environment=_ENVIRONMENT)
+            raw_lines = source.encode("utf-8").splitlines()
             for line, column, infer_only in positions:
-                described = []
-                if not infer_only:
-                    found = script.goto(line, column, follow_imports=True, follow_builtin_imports=True)
-                    described = _describe(found)
-                if not any(answer[3] in _CALLABLE or answer[3] == "module" for answer in described):
-                    inferred = [n for n in script.infer(line, column) if n.type in _VALUES]
-                    if inferred:
-                        described = _describe(inferred)
+                # tree-sitter counts bytes, jedi counts characters: they differ after any non-ASCII text
+                prefix = raw_lines[line - 1][:column] if line <= len(raw_lines) else b""
+                char_column = len(prefix.decode("utf-8", "replace"))
+                try:
+                    described = []
+                    if not infer_only:
+                        found = script.goto(line, char_column, follow_imports=True, follow_builtin_imports=True)
+                        described = _describe(found)
+                    if not any(answer[3] in _CALLABLE or answer[3] == "module" for answer in described):
+                        inferred = [n for n in script.infer(line, char_column) if n.type in _VALUES]
+                        if inferred:
+                            described = _describe(inferred)
+                except _Timeout:
+                    raise
+                except Exception:  # noqa: BLE001 - one odd site must not cost the file's other answers
+                    continue
                 if described:
                     answers[(line, column)] = described
         finally:  # the alarm may fire even here: the outer handler still catches it
