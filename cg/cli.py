@@ -80,7 +80,7 @@ def _errors() -> Iterator[None]:
         _fail(str(exc))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
-    except typer.Exit:
+    except (typer.Exit, BrokenPipeError):
         raise
     except Exception as exc:  # a bug of ours: still one line, the traceback only on request
         if os.environ.get("CG_DEBUG"):
@@ -462,7 +462,11 @@ def stats(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = F
 
 def main() -> None:
     _quiet_model_loading()
-    app()
+    try:
+        app()
+    except BrokenPipeError:  # `cg ... | head`: the reader left; that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
 
 
 if __name__ == "__main__":
