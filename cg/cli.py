@@ -151,7 +151,7 @@ def _summary_text(s) -> str:
     edges = ", ".join(f"{v} {k}" for k, v in sorted(s.edges.items()))
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in s.seconds.items())
     lines = [
-        f"indexed {s.files} files, {s.symbols} definitions, {edges} into {s.backend} ({secs})",
+        f"indexed {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges} into {s.backend} ({secs})",
         f"calls: {s.calls_in_repo} to definitions in the repo, {s.calls_external} to named libraries/builtins, "
         f"{s.calls_unresolved} unresolved ({s.resolved_share:.0%} resolved)",
         f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",

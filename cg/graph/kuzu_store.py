@@ -19,6 +19,9 @@ import numpy as np
 from cg.graph.model import Edge
 from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
 
+# Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
+# data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
+SCHEMA_VERSION = "2"
 _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts"}
 _LABELS = ("Symbol", "Chunk")
 _VECTOR_PROPS = {("Symbol", "embedding"), ("Symbol", "doc_embedding"), ("Chunk", "embedding")}
@@ -89,6 +92,11 @@ class KuzuStore:
         for extension in ("fts", "vector"):
             self._conn.execute(f"LOAD EXTENSION {extension}")
         self._dimension: int | None = None
+        if read_only and self.get_meta("schema") != SCHEMA_VERSION:
+            self.close()
+            raise StoreError(
+                f"the index in {path.parent.parent} was built by an older cg; run `cg index` to rebuild it"
+            )
 
     # -- plumbing --------------------------------------------------------------------------------
     def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -103,6 +111,9 @@ class KuzuStore:
 
     def ensure_schema(self, dimension: int) -> None:
         self._dimension = dimension
+        if "Meta" in self._tables() and self.get_meta("schema") != SCHEMA_VERSION:
+            self.reset()  # built by an older cg: start over
+            self._dimension = dimension
         tables = self._tables()
         if "Symbol" in tables:
             current = self.get_meta("dimension")
@@ -118,6 +129,7 @@ class KuzuStore:
             if index not in existing:
                 self._run(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['search_text'], stemmer := 'none')")
         self.set_meta("dimension", str(dimension))
+        self.set_meta("schema", SCHEMA_VERSION)
 
     def reset(self) -> None:
         self._conn.close()

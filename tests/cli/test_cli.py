@@ -11,7 +11,7 @@ from tests.conftest import cg_command
 
 def test_index_summary_reports_bad_files_and_indexes_the_rest(indexed_shop):
     _, out = indexed_shop
-    assert re.search(r"indexed 27 files, \d+ definitions", out)
+    assert re.search(r"indexed 27 files, \d+ definitions \(\+\d+ chunks\)", out)
     assert "binary, skipped: 1 (shop/static/logo.png)" in out
     assert "not UTF-8, skipped: 1 (shop/legacy_rates.py)" in out
     assert "syntax errors (indexed what parsed): 1 (shop/half_written.py: syntax error near line 4" in out
@@ -113,3 +113,18 @@ def test_reindex_is_stable_and_uses_the_cache(indexed_shop):
     data = json.loads(cg_command("index", str(repo), "--json").stdout)
     assert data["embedded"] == 0 and data["embed_cached"] >= data["symbols"] + data["chunks"]
     assert data["removed_files"] == 0
+
+
+def test_an_index_from_an_older_cg_is_refused_by_queries_and_rebuilt_by_index(tmp_path: Path):
+    from tests.conftest import copy_shop
+
+    repo = copy_shop(tmp_path / "shop")
+    cg_command("index", str(repo))
+    cg_command("cypher", "MATCH (m:Meta {key: 'schema'}) DELETE m", "--write", "--repo", str(repo))
+    refused = cg_command("search", "retry", "--repo", str(repo), check=False)
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines() == [
+        f"cg: the index in {repo} was built by an older cg; run `cg index` to rebuild it"
+    ]
+    cg_command("index", str(repo))
+    assert json.loads(cg_command("search", "retry", "--json", "--repo", str(repo)).stdout)
