@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -29,8 +27,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DATA = HERE / "data"
 sys.path.insert(0, str(HERE))
+from ingest import fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
@@ -48,30 +46,7 @@ SETS = [
 
 
 def fetch_httpx() -> Path:
-    target = DATA / "httpx-0.27.2"
-    if target.is_dir():
-        return target
-    DATA.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "httpx==0.27.2",
-                "-d",
-                tmp,
-            ],
-            check=True,
-        )
-        with tarfile.open(next(Path(tmp).glob("*.tar.gz"))) as tar:
-            tar.extractall(DATA, filter="data")
-    return target
+    return fetch_sdist("httpx", "0.27.2")
 
 
 def naive_windows(repo: Path) -> list[tuple[str, int, int, str]]:
