@@ -57,7 +57,13 @@ def _settings(repo: Path | None, backend: str | None, **overrides: Any) -> Setti
 
 
 def _embedder(settings: Settings) -> Embedder:
-    return Embedder(settings.model, settings.cache_dir, batch_size=settings.batch_size)
+    return Embedder(
+        settings.model,
+        settings.cache_dir,
+        batch_size=settings.batch_size,
+        precision=settings.embed_precision,
+        max_tokens=settings.embed_max_tokens,
+    )
 
 
 def _weights(settings: Settings) -> dict[str, float]:

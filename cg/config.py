@@ -27,6 +27,8 @@ class Settings:
     backend: str = "kuzu"
     model: str = DEFAULT_MODEL
     batch_size: int = 32
+    embed_precision: str = "fp32"  # fp32 (torch, default) or int8 (dynamic quantization; see RESULTS.md)
+    embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
     # resolution: "jedi" (precise, slower) or "name" (tree-sitter scopes and imports only)
@@ -62,6 +64,8 @@ _ENV = {
     "CG_BACKEND": "backend",
     "CG_MODEL": "model",
     "CG_BATCH_SIZE": "batch_size",
+    "CG_EMBED_PRECISION": "embed_precision",
+    "CG_EMBED_MAX_TOKENS": "embed_max_tokens",
     "CG_CACHE_DIR": "cache_dir",
     "CG_MAX_FILE_BYTES": "max_file_bytes",
     "CG_RESOLVER": "resolver",

@@ -81,10 +81,26 @@ class EmbeddingCache:
 class Embedder:
     """Loads the model lazily: a run whose chunks are all cached never loads torch's model at all."""
 
-    def __init__(self, model: str, cache_dir: Path, batch_size: int = 32, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str,
+        cache_dir: Path,
+        batch_size: int = 32,
+        device: str = "cpu",
+        precision: str = "fp32",
+        max_tokens: int = 0,
+    ) -> None:
+        if precision not in ("fp32", "int8"):
+            raise EmbeddingError(f"embedding precision {precision!r} is not fp32 or int8")
         self.model_name = model
         self.batch_size = batch_size
         self.device = device
+        self.precision = precision
+        self.max_tokens = max_tokens
+        # the cache key names the variant: int8 or shorter windows give other vectors than fp32
+        self.cache_key = (
+            model + (f"|{precision}" if precision != "fp32" else "") + (f"|{max_tokens}" if max_tokens else "")
+        )
         self.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
         self._model = None
         self._tokenizer = None
@@ -101,9 +117,20 @@ class Embedder:
             try:
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(path, device=self.device)
+                model = SentenceTransformer(path, device=self.device)
             except Exception as exc:  # noqa: BLE001 - any load failure is one clear line
                 raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}") from exc
+            if self.max_tokens:
+                model.max_seq_length = min(self.max_tokens, model.max_seq_length or self.max_tokens)
+            if self.precision == "int8":
+                import warnings
+
+                import torch
+
+                with warnings.catch_warnings():  # torch deprecates eager quantization in favour of torchao
+                    warnings.simplefilter("ignore")
+                    model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            self._model = model
         return self._model
 
     def token_counter(self):
@@ -133,7 +160,7 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        probe = self.cache.get_many(self.model_name, [content_hash("")])
+        probe = self.cache.get_many(self.cache_key, [content_hash("")])
         if probe:
             return int(next(iter(probe.values())).shape[0])
         vector = self.embed([""])[0]
@@ -142,7 +169,7 @@ class Embedder:
     def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Unit-length float32 vectors, one per text, in order; cached ones are not recomputed."""
         hashes = [content_hash(t) for t in texts]
-        known = self.cache.get_many(self.model_name, hashes)
+        known = self.cache.get_many(self.cache_key, hashes)
         todo: dict[str, str] = {}
         for h, t in zip(hashes, texts, strict=True):
             if h not in known:
@@ -163,7 +190,7 @@ class Embedder:
                     show_progress_bar=False,
                 )
                 fresh = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(part, vectors, strict=True)}
-                self.cache.put_many(self.model_name, fresh)
+                self.cache.put_many(self.cache_key, fresh)
                 known.update(fresh)
                 self.embedded += len(part)
                 if progress is not None:

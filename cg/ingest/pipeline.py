@@ -161,6 +161,7 @@ def index_repository(
 
     started = time.perf_counter()
     counter = embedder.token_counter()
+    embed_docs = settings.weight_doc > 0  # the docstring arm is off by default: do not pay for it
     chunked = [(ex, chunk_file(ex, settings.chunk_tokens, counter)) for ex in extractions]
     # one embedding pass over everything: definition units, extra chunks and docstrings (the cache
     # makes repeated texts free)
@@ -168,7 +169,8 @@ def index_repository(
     for _, unit in chunked:
         texts.extend(unit.embed_texts)
         texts.extend(c.text for c in unit.chunks)
-        texts.extend(s.docstring for s in unit.symbols if s.docstring)
+        if embed_docs:
+            texts.extend(s.docstring for s in unit.symbols if s.docstring)
     with progress.stage("embed", len(texts)) as advance:
         vectors = embedder.embed(texts, advance)
     summary.embedded, summary.embed_cached = embedder.embedded, embedder.cached
@@ -176,10 +178,10 @@ def index_repository(
 
     started = time.perf_counter()
     dimension = int(vectors.shape[1]) if len(texts) else embedder.dimension
-    if store.get_meta("model") not in (None, settings.model):
+    if store.get_meta("model") not in (None, embedder.cache_key):  # other vectors: they must not mix
         store.reset()
     store.ensure_schema(dimension)
-    store.set_meta("model", settings.model)
+    store.set_meta("model", embedder.cache_key)
     present = {ex.file.path for ex in extractions}
     gone = [path for path in store.file_shas() if path not in present]
     store.delete_files(gone)
@@ -197,8 +199,8 @@ def index_repository(
         for ex, unit in chunked:
             symbol_vectors = take(len(unit.symbols))
             chunk_vectors = take(len(unit.chunks))
-            doc_vectors = iter(take(sum(1 for s in unit.symbols if s.docstring)))
-            docs = [next(doc_vectors) if s.docstring else None for s in unit.symbols]
+            doc_vectors = iter(take(sum(1 for s in unit.symbols if s.docstring) if embed_docs else 0))
+            docs = [next(doc_vectors) if s.docstring and embed_docs else None for s in unit.symbols]
             store.write_file(
                 FileWrite(
                     ex.file,
