@@ -19,3 +19,11 @@ def test_splitting_rules():
 def test_tokens_survive_any_backend_tokenizer():
     # only lower-case alphanumerics: Kùzu and Lucene keep them intact
     assert all(t.isalnum() and t == t.lower() for t in analyze('self.gateway.charge("usd") STRIPE_API_KEY'))
+
+
+def test_question_words_leave_queries_but_not_one_word_queries():
+    from cg.lexical import analyze_query
+
+    assert analyze_query("how does the client follow redirects?").split() == ["client", "follow", "redirects"]
+    assert analyze_query("where") == "where"
+    assert "stripewebhooksecret" in analyze_query("where is STRIPE_WEBHOOK_SECRET read").split()

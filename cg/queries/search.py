@@ -26,7 +26,7 @@ from typing import Any
 from cg.graph.embed import Embedder
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
-from cg.lexical import analyze_text, split_identifier
+from cg.lexical import analyze_query, split_identifier
 
 CANDIDATES = 50  # per arm, into fusion
 PRIOR_POOL = 80  # fused candidates re-weighted by their kind before the cut
@@ -94,7 +94,7 @@ def _owners(store: GraphStore, scored: dict[tuple[str, str], float]) -> list[str
 
 def lexical_ranking(store: GraphStore, query: str) -> list[str]:
     """Full-text candidates (definitions and chunks) ranked by cg's BM25 (see the module docstring)."""
-    terms = Counter(analyze_text(query).split())
+    terms = Counter(analyze_query(query).split())
     if not terms:
         return []
     docs: dict[tuple[str, str], Counter] = {}
