@@ -66,12 +66,17 @@ def _embedder(settings: Settings) -> Embedder:
     )
 
 
-def _weights(settings: Settings) -> dict[str, float]:
-    return {"lexical": settings.weight_lexical, "vector": settings.weight_vector, "doc": settings.weight_doc}
-
-
-def _priors(settings: Settings) -> dict[str, float]:
-    return {"tests": settings.prior_tests, "modules": settings.prior_modules, "containers": settings.prior_containers}
+def _ranking(settings: Settings) -> dict[str, Any]:
+    """The fusion settings every ranked command passes on: RRF's k, the arms' weights, the priors."""
+    return {
+        "rrf_k": settings.rrf_k,
+        "weights": {"lexical": settings.weight_lexical, "vector": settings.weight_vector, "doc": settings.weight_doc},
+        "priors": {
+            "tests": settings.prior_tests,
+            "modules": settings.prior_modules,
+            "containers": settings.prior_containers,
+        },
+    }
 
 
 def _emit(data: Any) -> None:
@@ -211,9 +216,7 @@ def search_cmd(
                 _embedder(settings),
                 query,
                 limit,
-                rrf_k=settings.rrf_k,
-                weights=_weights(settings),
-                priors=_priors(settings),
+                **_ranking(settings),
             )
         finally:
             store.close()
@@ -253,9 +256,7 @@ def explain_cmd(
                 depth=settings.depth if depth is None else depth,
                 fanout=settings.fanout,
                 token_budget=budget or settings.token_budget,
-                rrf_k=settings.rrf_k,
-                weights=_weights(settings),
-                priors=_priors(settings),
+                **_ranking(settings),
             )
         finally:
             store.close()
@@ -410,9 +411,7 @@ def eval_cmd(
                 _embedder(settings),
                 items,
                 mode,
-                weights=_weights(settings),
-                priors=_priors(settings),
-                rrf_k=settings.rrf_k,
+                **_ranking(settings),
             )
         finally:
             store.close()
