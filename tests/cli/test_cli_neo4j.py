@@ -64,6 +64,13 @@ class TestOnNeo4j:
         assert refused.returncode != 0
         assert len(refused.stderr.strip().splitlines()) == 1 and "read access mode" in refused.stderr
 
+    def test_wrong_password_is_one_line(self, tmp_path):
+        env = {**NEO4J, "NEO4J_PASSWORD": "not-the-password"}
+        result = cg_command("search", "retry", "--repo", str(tmp_path), check=False, env=env)
+        assert result.returncode != 0
+        lines = result.stderr.strip().splitlines()
+        assert lines == [f"cg: Neo4j at {NEO4J['NEO4J_URI']} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)"]
+
 
 def test_server_down_is_one_line(tmp_path):
     env = {**NEO4J, "NEO4J_URI": "bolt://127.0.0.1:9"}
@@ -71,13 +78,3 @@ def test_server_down_is_one_line(tmp_path):
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cg: cannot reach Neo4j at bolt://127.0.0.1:9")
-
-
-@pytest.mark.neo4j
-@pytest.mark.skipif(not REQUIRED, reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")
-def test_wrong_password_is_one_line(tmp_path):
-    env = {**NEO4J, "NEO4J_PASSWORD": "not-the-password"}
-    result = cg_command("search", "retry", "--repo", str(tmp_path), check=False, env=env)
-    assert result.returncode != 0
-    lines = result.stderr.strip().splitlines()
-    assert lines == [f"cg: Neo4j at {NEO4J['NEO4J_URI']} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)"]
