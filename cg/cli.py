@@ -18,6 +18,7 @@ import typer
 from cg.config import ConfigError, Settings, find_repo, load_settings
 from cg.graph.embed import Embedder, EmbeddingError
 from cg.graph.store import StoreError
+from cg.ingest.git import GitError
 
 app = typer.Typer(
     add_completion=False,
@@ -87,7 +88,7 @@ def _emit(data: Any) -> None:
 def _errors() -> Iterator[None]:
     try:
         yield
-    except (UserError, ConfigError, StoreError, EmbeddingError) as exc:
+    except (UserError, ConfigError, StoreError, EmbeddingError, GitError) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
@@ -131,11 +132,16 @@ def _quiet_model_loading() -> None:
 def index(
     path: Annotated[Path | None, typer.Argument(help="Repository root (default: the one around here).")] = None,
     backend: BackendOpt = None,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the index and build it anew.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", "--rebuild", help="Drop the index and build it anew (default: only what changed).")
+    ] = False,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only look at files `git diff REV` names (and untracked ones).")
+    ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit non-zero if any file could not be indexed.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Parse, resolve, chunk, embed and store a repository."""
+    """Bring the index up to date: parse, resolve, chunk, embed and store what changed since the last run."""
     from cg.graph.backends import open_store
     from cg.ingest.pipeline import index_repository
 
@@ -143,10 +149,10 @@ def index(
         settings = _settings(path, backend)
         store = open_store(settings)
         try:
-            if rebuild:
+            if full:
                 store.reset()
             progress = _RichProgress() if sys.stderr.isatty() and not as_json else None
-            summary = index_repository(settings, store, _embedder(settings), progress)
+            summary = index_repository(settings, store, _embedder(settings), progress, full=full, since=since)
         finally:
             store.close()
         if as_json:
@@ -161,16 +167,33 @@ def index(
 def _summary_text(s) -> str:
     edges = ", ".join(f"{v} {k}" for k, v in sorted(s.edges.items()))
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in s.seconds.items())
+    if s.mode == "incremental":
+        head = (
+            f"updated {s.backend}: {s.changed} changed, {s.added} added, {s.removed_files} removed files;"
+            f" {s.affected} unchanged files re-resolved ({secs})"
+            if s.changed or s.added or s.removed_files
+            else f"up to date: nothing changed since the last run ({secs})"
+        )
+        index_line = f"index: {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges}"
+    else:
+        head = f"indexed {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges} into {s.backend}"
+        head += f" ({secs})"
+        index_line = ""
     lines = [
-        f"indexed {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges} into {s.backend} ({secs})",
+        head,
         f"calls: {s.calls_in_repo} to definitions in the repo, {s.calls_external} to named libraries/builtins, "
         f"{s.calls_unresolved} unresolved ({s.resolved_share:.0%} resolved)",
         f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",
     ]
+    if index_line:
+        lines.insert(1, index_line)
+    if s.doc_sections or s.commits:
+        lines.append(f"docs: {s.doc_sections} sections; history: {s.commits} commits ({s.commits_new} new)")
     if s.resolver == "jedi":
         lines.insert(
             2,
-            f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites with {s.jedi_workers} workers"
+            f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites"
+            + (f" with {s.jedi_workers} workers" if s.jedi_workers else " in process")
             + (f"; over the time budget, fell back to names: {', '.join(s.jedi_timed_out)}" if s.jedi_timed_out else "")
             + (f"; failed: {len(s.jedi_failed)} ({'; '.join(s.jedi_failed[:3])})" if s.jedi_failed else ""),
         )
@@ -184,7 +207,7 @@ def _summary_text(s) -> str:
         if items:
             shown = "; ".join(items[:5]) + (f"; and {len(items) - 5} more" if len(items) > 5 else "")
             lines.append(f"{label}: {len(items)} ({shown})")
-    if s.removed_files:
+    if s.removed_files and s.mode == "full":
         lines.append(f"removed {s.removed_files} files that no longer exist")
     return "\n".join(lines)
 
@@ -463,6 +486,39 @@ def stats(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = F
         else:
             for key, value in counts.items():
                 typer.echo(f"{key:>10} {value}")
+
+
+@app.command()
+def status(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = False) -> None:
+    """What is indexed, from which commit, and which files changed since (what `cg index` will redo)."""
+    from cg.ingest.status import index_status
+
+    with _errors():
+        settings, store = _query_context(repo, backend)
+        try:
+            st = index_status(settings, store)
+        finally:
+            store.close()
+        if as_json:
+            _emit(st.as_dict())
+            return
+        c = st.counts
+        typer.echo(f"{st.repo} ({st.backend}), indexed {st.indexed_at or 'never'}")
+        if st.indexed_head:
+            behind = f", {st.commits_since} commits behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
+            typer.echo(f"from commit {st.indexed_head[:10]}{behind}")
+        typer.echo(
+            f"{c.get('File', 0)} files, {c.get('Symbol', 0)} definitions, {c.get('Doc', 0)} doc sections,"
+            f" {c.get('Commit', 0)} commits, {c.get('CALLS', 0)} calls"
+        )
+        if st.fresh:
+            typer.echo("up to date with the working tree")
+            return
+        for label, paths in (("modified", st.modified), ("added", st.added), ("deleted", st.deleted)):
+            if paths:
+                shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+                typer.echo(f"stale: {len(paths)} {label}: {shown}")
+        typer.echo(f"next `cg index`: {st.next_run}")
 
 
 def main() -> None:

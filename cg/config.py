@@ -49,6 +49,8 @@ class Settings:
     fanout: int = 6
     token_budget: int = 6000
     strict: bool = False
+    # history: how many of the newest commits become Commit nodes (0: none)
+    history_commits: int = 200
     # neo4j
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_username: str = "neo4j"
@@ -71,6 +73,7 @@ _ENV = {
     "CG_RESOLVER": "resolver",
     "CG_JEDI_WORKERS": "jedi_workers",
     "CG_JEDI_BUDGET": "jedi_budget",
+    "CG_HISTORY_COMMITS": "history_commits",
     "NEO4J_URI": "neo4j_uri",
     "NEO4J_USERNAME": "neo4j_username",
     "NEO4J_PASSWORD": "neo4j_password",

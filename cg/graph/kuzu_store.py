@@ -11,34 +11,46 @@ Both extensions ship with the kuzu 0.11.3 wheel and load offline.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cg.graph.model import Edge
-from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
+from cg.graph.model import CommitRecord, DocSection, Edge, External
+from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError, external_rows, touching_by_symbol
 
 # Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
 # data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "2"
-_FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts"}
-_LABELS = ("Symbol", "Chunk")
-_VECTOR_PROPS = {("Symbol", "embedding"), ("Symbol", "doc_embedding"), ("Chunk", "embedding")}
+SCHEMA_VERSION = "3"
+_FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "Commit": "commit_fts"}
+_LABELS = ("Symbol", "Chunk", "Doc", "Commit")
+_VECTOR_PROPS = {
+    ("Symbol", "embedding"),
+    ("Symbol", "doc_embedding"),
+    ("Chunk", "embedding"),
+    ("Doc", "embedding"),
+    ("Commit", "embedding"),
+}
 
 
 def _schema(dimension: int) -> list[str]:
     return [
         "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
         "CREATE NODE TABLE IF NOT EXISTS File(id STRING PRIMARY KEY, path STRING, language STRING, kind STRING,"
-        " blob_sha STRING, loc INT64, module STRING)",
+        " blob_sha STRING, loc INT64, module STRING, committed_at INT64)",
         "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, name STRING, qualname STRING, kind STRING,"
         " path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
-        f" header STRING, search_text STRING, parent_id STRING, embedding FLOAT[{dimension}],"
-        f" doc_embedding FLOAT[{dimension}])",
+        f" header STRING, search_text STRING, parent_id STRING, language STRING, file_kind STRING,"
+        f" blob_sha STRING, committed_at INT64, embedding FLOAT[{dimension}], doc_embedding FLOAT[{dimension}])",
         "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, owner_id STRING, kind STRING, path STRING,"
         f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
         "CREATE NODE TABLE IF NOT EXISTS External(id STRING PRIMARY KEY, name STRING, resolved BOOLEAN)",
+        "CREATE NODE TABLE IF NOT EXISTS Doc(id STRING PRIMARY KEY, path STRING, title STRING, heading STRING,"
+        f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
+        "CREATE NODE TABLE IF NOT EXISTS Commit(id STRING PRIMARY KEY, short STRING, author STRING,"
+        " committed_at INT64, subject STRING, message STRING, search_text STRING,"
+        f" embedding FLOAT[{dimension}])",
         "CREATE REL TABLE IF NOT EXISTS DEFINES(FROM File TO Symbol, FROM Symbol TO Symbol, line INT64)",
         "CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO File, FROM File TO Symbol, FROM File TO External,"
         " line INT64, resolved_by STRING)",
@@ -47,12 +59,14 @@ def _schema(dimension: int) -> list[str]:
         "CREATE REL TABLE IF NOT EXISTS INHERITS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
         " resolved_by STRING)",
         "CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Chunk TO Symbol)",
+        "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Doc TO Symbol)",
+        "CREATE REL TABLE IF NOT EXISTS TOUCHES(FROM Commit TO File, FROM Commit TO Symbol)",
     ]
 
 
 _UPSERT_FILE = (
     "MERGE (f:File {id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
-    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module"
+    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
 )
 _DELETE_STALE_SYMBOLS = "MATCH (s:Symbol) WHERE s.path = $path AND NOT s.id IN $keep DETACH DELETE s"
 _DELETE_FILE_EDGES = [
@@ -167,6 +181,7 @@ class KuzuStore:
                     "blob_sha": rec.blob_sha,
                     "loc": rec.loc,
                     "module": rec.module,
+                    "committed_at": rec.committed_at,
                 },
             )
             self._run(_DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s.id for s in write.symbols]})
@@ -178,7 +193,8 @@ class KuzuStore:
                     "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
                     " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
                     " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
-                    " s.search_text = r.search_text, s.parent_id = r.parent_id,"
+                    " s.search_text = r.search_text, s.parent_id = r.parent_id, s.language = r.language,"
+                    " s.file_kind = r.file_kind, s.blob_sha = r.blob_sha, s.committed_at = r.committed_at,"
                     f" s.embedding = CAST(r.embedding AS FLOAT[{dim}]), s.doc_embedding = NULL",
                     {"rows": [{k: v for k, v in r.items() if k != "doc_embedding"} for r in rows]},
                 )
@@ -209,7 +225,7 @@ class KuzuStore:
                     " CREATE (c)-[:PART_OF]->(s)",
                     {"rows": [{"id": c["id"], "owner_id": c["owner_id"]} for c in chunks]},
                 )
-            externals = [{"id": e.id, "name": e.name, "resolved": e.resolved} for e in write.externals]
+            externals = external_rows(write.externals)
             if externals:
                 self._run(
                     "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved",
@@ -223,7 +239,13 @@ class KuzuStore:
                 pass  # Kùzu already rolled the failed transaction back
             raise
 
-    def write_edges(self, edges: list[Edge]) -> None:
+    def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
+        rows_ext = external_rows(externals)
+        if rows_ext:
+            self._run(
+                "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved",
+                {"rows": rows_ext},
+            )
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
             groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
@@ -254,10 +276,128 @@ class KuzuStore:
             return
         self._run("MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c", {"paths": paths})
         self._run("MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s", {"paths": paths})
+        self._run("MATCH (d:Doc) WHERE d.path IN $paths DETACH DELETE d", {"paths": paths})
         self._run("MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f", {"paths": paths})
 
+    def delete_edges(self, paths: list[str]) -> None:
+        for path in paths:
+            for statement in _DELETE_FILE_EDGES:
+                self._run(statement, {"path": path})
+
+    def prune_externals(self) -> int:
+        rows = self._run("MATCH (e:External) WHERE NOT EXISTS { MATCH ()-[]->(e) } RETURN e.id")
+        if rows:
+            self._run("MATCH (e:External) WHERE e.id IN $ids DELETE e", {"ids": [r[0] for r in rows]})
+        return len(rows)
+
     def file_shas(self) -> dict[str, str]:
+        if "File" not in self._tables():  # a fresh store: nothing indexed yet
+            return {}
         return {row[0]: row[1] for row in self._run("MATCH (f:File) RETURN f.id, f.blob_sha")}
+
+    def files(self) -> dict[str, dict[str, Any]]:
+        rows = self._run("MATCH (f:File) RETURN f.id, f.blob_sha, f.committed_at, f.kind, f.language")
+        return {r[0]: {"blob_sha": r[1], "committed_at": r[2] or 0, "kind": r[3], "language": r[4]} for r in rows}
+
+    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
+        dim = self._dimension or int(embeddings.shape[1])
+        rows = [
+            {
+                "id": d.id,
+                "path": d.path,
+                "title": d.title,
+                "heading": " > ".join(d.heading_path),
+                "start_line": d.start_line,
+                "end_line": d.end_line,
+                "text": d.text,
+                "search_text": d.search_text,
+                "embedding": [float(x) for x in vec],
+            }
+            for d, vec in zip(sections, embeddings, strict=True)
+        ]
+        self._run(
+            "MATCH (d:Doc) WHERE d.path = $path AND NOT d.id IN $keep DETACH DELETE d",
+            {"path": path, "keep": [r["id"] for r in rows]},
+        )
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MERGE (d:Doc {id: r.id}) SET d.path = r.path, d.title = r.title,"
+                " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
+                f" d.search_text = r.search_text, d.embedding = CAST(r.embedding AS FLOAT[{dim}])",
+                {"rows": rows},
+            )
+
+    def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
+        if paths:
+            self._run("MATCH (d:Doc)-[m:MENTIONS]->() WHERE d.path IN $paths DELETE m", {"paths": paths})
+        for start in range(0, len(pairs), 2000):
+            self._run(
+                "UNWIND $rows AS r MATCH (d:Doc {id: r.doc}), (s:Symbol {id: r.symbol}) CREATE (d)-[:MENTIONS]->(s)",
+                {"rows": [{"doc": d, "symbol": t} for d, t in pairs[start : start + 2000]]},
+            )
+
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
+        dim = self._dimension or int(embeddings.shape[1])
+        rows = [
+            {
+                "id": c.id,
+                "short": c.short,
+                "author": c.author,
+                "committed_at": c.committed_at,
+                "subject": c.subject,
+                "message": c.message,
+                "search_text": c.search_text,
+                "embedding": [float(x) for x in vec],
+            }
+            for c, vec in zip(commits, embeddings, strict=True)
+        ]
+        if rows:
+            self._run(
+                "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
+                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message,"
+                f" c.search_text = r.search_text, c.embedding = CAST(r.embedding AS FLOAT[{dim}])",
+                {"rows": rows},
+            )
+
+    def delete_commits(self, ids: list[str]) -> None:
+        if ids:
+            self._run("MATCH (c:Commit) WHERE c.id IN $ids DETACH DELETE c", {"ids": ids})
+
+    def commit_ids(self) -> set[str]:
+        if "Commit" not in self._tables():
+            return set()
+        return {r[0] for r in self._run("MATCH (c:Commit) RETURN c.id")}
+
+    def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
+        """(commit id, "File" or "Symbol", target id); idempotent, targets that do not exist are skipped."""
+        for label in ("File", "Symbol"):
+            rows = [{"c": c, "t": t} for c, lab, t in pairs if lab == label]
+            for start in range(0, len(rows), 2000):
+                self._run(
+                    f"UNWIND $rows AS r MATCH (c:Commit {{id: r.c}}), (t:{label} {{id: r.t}})"
+                    " MERGE (c)-[:TOUCHES]->(t)",
+                    {"rows": rows[start : start + 2000]},
+                )
+
+    def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+        if not ids:
+            return {}
+        rows = self._run(
+            "MATCH (c:Commit)-[:TOUCHES]->(s:Symbol) WHERE s.id IN $ids"
+            " RETURN s.id, c.id, c.short, c.author, c.committed_at, c.subject ORDER BY c.committed_at DESC, c.id",
+            {"ids": ids},
+        )
+        return touching_by_symbol(rows, limit)
+
+    def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids or label not in ("Doc", "Commit"):
+            return {}
+        result = self._conn.execute(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n", {"ids": ids})
+        out: dict[str, dict[str, Any]] = {}
+        while result.has_next():
+            node = result.get_next()[0]
+            out[node["id"]] = {k: v for k, v in node.items() if not k.startswith("_") and k != "embedding"}
+        return out
 
     # -- reads -----------------------------------------------------------------------------------
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
@@ -391,9 +531,9 @@ class KuzuStore:
 
     def stats(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for label in ("File", "Symbol", "Chunk", "External"):
+        for label in ("File", "Symbol", "Chunk", "External", "Doc", "Commit"):
             counts[label] = int(self._run(f"MATCH (n:{label}) RETURN count(n)")[0][0])
-        for rel in ("DEFINES", "IMPORTS", "CALLS", "INHERITS"):
+        for rel in ("DEFINES", "IMPORTS", "CALLS", "INHERITS", "MENTIONS", "TOUCHES"):
             counts[rel] = int(self._run(f"MATCH ()-[r:{rel}]->() RETURN count(r)")[0][0])
         return counts
 

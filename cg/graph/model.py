@@ -25,6 +25,7 @@ class FileRecord:
     blob_sha: str  # git's blob sha1 of the content, so it matches `git hash-object`
     loc: int
     module: str = ""  # dotted module name for Python files
+    committed_at: int = 0  # unix seconds of the newest commit touching the file (0: none, or no git)
 
 
 @dataclass(frozen=True)
@@ -163,3 +164,38 @@ class TypedName:
     scope_id: str
     name: str
     type_expr: str
+
+
+@dataclass(frozen=True)
+class DocSection:
+    """A README/markdown/reStructuredText section, split at headings: the "why" beside the code.
+    ``mentions`` are the ids of the symbols it names (filled in once every file is parsed)."""
+
+    id: str  # path::Heading > Subheading (``~2`` on a repeated heading)
+    path: str
+    title: str
+    heading_path: tuple[str, ...]
+    start_line: int
+    end_line: int
+    text: str
+    search_text: str = ""
+
+    @property
+    def embed_text(self) -> str:
+        return f"{self.path} > {' > '.join(self.heading_path)}\n{self.text}" if self.heading_path else self.text
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """One commit of recent history. ``touches`` are (path, symbol id or "") pairs: the files its diff
+    changed and the definitions whose line ranges (in that commit's version of the file) its hunks
+    overlap."""
+
+    id: str  # the full sha
+    short: str
+    author: str
+    committed_at: int
+    subject: str
+    message: str
+    search_text: str = ""
+    touches: tuple[tuple[str, str], ...] = ()

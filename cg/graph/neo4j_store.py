@@ -13,21 +13,29 @@ query-time analysis are the same code on both backends.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from cg.config import Settings
-from cg.graph.model import Edge
-from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
+from cg.graph.model import CommitRecord, DocSection, Edge, External
+from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError, external_rows, touching_by_symbol
 
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",
     ("Symbol", "doc_embedding"): "symbol_doc_embedding",
     ("Chunk", "embedding"): "chunk_embedding",
+    ("Doc", "embedding"): "doc_embedding",
+    ("Commit", "embedding"): "commit_embedding",
 }
-FULLTEXT_INDEXES = {"Symbol": "symbol_search_text", "Chunk": "chunk_search_text"}
-LABELS = ("File", "Symbol", "Chunk", "External", "Meta")
+FULLTEXT_INDEXES = {
+    "Symbol": "symbol_search_text",
+    "Chunk": "chunk_search_text",
+    "Doc": "doc_search_text",
+    "Commit": "commit_search_text",
+}
+LABELS = ("File", "Symbol", "Chunk", "External", "Meta", "Doc", "Commit")
 REL_PROPS = {
     "DEFINES": "{line: r.line}",
     "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
@@ -39,7 +47,7 @@ _SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
 
 _UPSERT_FILE = (
     "MERGE (f:File {id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
-    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module"
+    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
 )
 _DELETE_STALE = "MATCH (s:Symbol {path: $path}) WHERE NOT s.id IN $keep DETACH DELETE s"
 _DELETE_FILE_EDGES = "MATCH (f:File {id: $path})-[r]->() DELETE r"
@@ -48,7 +56,8 @@ _UPSERT_SYMBOLS = (
     "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname, s.kind = r.kind,"
     " s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line, s.signature = r.signature,"
     " s.docstring = r.docstring, s.text = r.text, s.header = r.header, s.search_text = r.search_text,"
-    " s.parent_id = r.parent_id, s.embedding = r.embedding, s.doc_embedding = r.doc_embedding"
+    " s.parent_id = r.parent_id, s.language = r.language, s.file_kind = r.file_kind, s.blob_sha = r.blob_sha,"
+    " s.committed_at = r.committed_at, s.embedding = r.embedding, s.doc_embedding = r.doc_embedding"
 )
 _DELETE_CHUNKS = "MATCH (c:Chunk {path: $path}) DETACH DELETE c"
 _CREATE_CHUNKS = (
@@ -126,6 +135,7 @@ class Neo4jStore:
         self._write("CREATE INDEX symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)")
         self._write("CREATE INDEX symbol_qualname IF NOT EXISTS FOR (n:Symbol) ON (n.qualname)")
         self._write("CREATE INDEX chunk_path IF NOT EXISTS FOR (n:Chunk) ON (n.path)")
+        self._write("CREATE INDEX doc_path IF NOT EXISTS FOR (n:Doc) ON (n.path)")
         for (label, prop), index in VECTOR_INDEXES.items():
             self._write(
                 f"CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (n:{label}) ON n.{prop}"
@@ -143,7 +153,7 @@ class Neo4jStore:
     def reset(self) -> None:
         with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
             session.run(
-                "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta"
+                "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta OR n:Doc OR n:Commit"
                 " CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
             ).consume()
         for index in (*VECTOR_INDEXES.values(), *FULLTEXT_INDEXES.values()):
@@ -160,7 +170,7 @@ class Neo4jStore:
     def write_file(self, write: FileWrite) -> None:
         rec = write.file
         symbols = write.symbol_rows()
-        externals = [{"id": e.id, "name": e.name, "resolved": e.resolved} for e in write.externals]
+        externals = external_rows(write.externals)
         chunks = write.chunk_rows()
 
         def work(tx) -> None:
@@ -172,6 +182,7 @@ class Neo4jStore:
                 blob_sha=rec.blob_sha,
                 loc=rec.loc,
                 module=rec.module,
+                committed_at=rec.committed_at,
             ).consume()
             tx.run(_DELETE_STALE, path=rec.path, keep=[s["id"] for s in symbols]).consume()
             tx.run(_DELETE_FILE_EDGES, path=rec.path).consume()
@@ -187,7 +198,10 @@ class Neo4jStore:
         with self._driver.session(database=self.database) as session:
             session.execute_write(work)
 
-    def write_edges(self, edges: list[Edge]) -> None:
+    def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
+        rows_ext = external_rows(externals)
+        if rows_ext:
+            self._write(_UPSERT_EXTERNALS, rows=rows_ext)
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
             groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
@@ -204,10 +218,124 @@ class Neo4jStore:
         if paths:
             self._write("MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c", paths=paths)
             self._write("MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s", paths=paths)
+            self._write("MATCH (d:Doc) WHERE d.path IN $paths DETACH DELETE d", paths=paths)
             self._write("MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f", paths=paths)
+
+    def delete_edges(self, paths: list[str]) -> None:
+        if paths:
+            self._write("MATCH (f:File)-[r]->() WHERE f.id IN $paths DELETE r", paths=paths)
+            self._write("MATCH (s:Symbol)-[r]->() WHERE s.path IN $paths DELETE r", paths=paths)
+
+    def prune_externals(self) -> int:
+        rows = self._read("MATCH (e:External) WHERE NOT EXISTS { MATCH ()-->(e) } RETURN e.id")
+        if rows:
+            self._write("MATCH (e:External) WHERE e.id IN $ids DELETE e", ids=[r[0] for r in rows])
+        return len(rows)
 
     def file_shas(self) -> dict[str, str]:
         return {row[0]: row[1] for row in self._read("MATCH (f:File) RETURN f.id, f.blob_sha")}
+
+    def files(self) -> dict[str, dict[str, Any]]:
+        rows = self._read("MATCH (f:File) RETURN f.id, f.blob_sha, f.committed_at, f.kind, f.language")
+        return {r[0]: {"blob_sha": r[1], "committed_at": r[2] or 0, "kind": r[3], "language": r[4]} for r in rows}
+
+    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
+        rows = [
+            {
+                "id": d.id,
+                "path": d.path,
+                "title": d.title,
+                "heading": " > ".join(d.heading_path),
+                "start_line": d.start_line,
+                "end_line": d.end_line,
+                "text": d.text,
+                "search_text": d.search_text,
+                "embedding": [float(x) for x in vec],
+            }
+            for d, vec in zip(sections, embeddings, strict=True)
+        ]
+
+        def work(tx) -> None:
+            tx.run(
+                "MATCH (d:Doc {path: $path}) WHERE NOT d.id IN $keep DETACH DELETE d",
+                path=path,
+                keep=[r["id"] for r in rows],
+            ).consume()
+            if rows:
+                tx.run(
+                    "UNWIND $rows AS r MERGE (d:Doc {id: r.id}) SET d.path = r.path, d.title = r.title,"
+                    " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
+                    " d.search_text = r.search_text, d.embedding = r.embedding",
+                    rows=rows,
+                ).consume()
+
+        with self._driver.session(database=self.database) as session:
+            session.execute_write(work)
+
+    def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
+        if paths:
+            self._write("MATCH (d:Doc)-[m:MENTIONS]->() WHERE d.path IN $paths DELETE m", paths=paths)
+        for start in range(0, len(pairs), 5000):
+            self._write(
+                "UNWIND $rows AS r MATCH (d:Doc {id: r.doc}) MATCH (s:Symbol {id: r.symbol})"
+                " CREATE (d)-[:MENTIONS]->(s)",
+                rows=[{"doc": d, "symbol": t} for d, t in pairs[start : start + 5000]],
+            )
+
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
+        rows = [
+            {
+                "id": c.id,
+                "short": c.short,
+                "author": c.author,
+                "committed_at": c.committed_at,
+                "subject": c.subject,
+                "message": c.message,
+                "search_text": c.search_text,
+                "embedding": [float(x) for x in vec],
+            }
+            for c, vec in zip(commits, embeddings, strict=True)
+        ]
+        if rows:
+            self._write(
+                "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
+                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message,"
+                " c.search_text = r.search_text, c.embedding = r.embedding",
+                rows=rows,
+            )
+
+    def delete_commits(self, ids: list[str]) -> None:
+        if ids:
+            self._write("MATCH (c:Commit) WHERE c.id IN $ids DETACH DELETE c", ids=ids)
+
+    def commit_ids(self) -> set[str]:
+        return {r[0] for r in self._read("MATCH (c:Commit) RETURN c.id")}
+
+    def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
+        for label in ("File", "Symbol"):
+            rows = [{"c": c, "t": t} for c, lab, t in pairs if lab == label]
+            for start in range(0, len(rows), 5000):
+                self._write(
+                    f"UNWIND $rows AS r MATCH (c:Commit {{id: r.c}}) MATCH (t:{label} {{id: r.t}})"
+                    " MERGE (c)-[:TOUCHES]->(t)",
+                    rows=rows[start : start + 5000],
+                )
+
+    def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+        if not ids:
+            return {}
+        rows = self._read(
+            "MATCH (c:Commit)-[:TOUCHES]->(s:Symbol) WHERE s.id IN $ids"
+            " RETURN s.id, c.id, c.short, c.author, c.committed_at, c.subject ORDER BY c.committed_at DESC, c.id",
+            ids=ids,
+        )
+        return touching_by_symbol(rows, limit)
+
+    def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids or label not in ("Doc", "Commit"):
+            return {}
+        rows = self._read(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n", ids=ids)
+        return {r[0]["id"]: {k: v for k, v in dict(r[0]).items() if k != "embedding"} for r in rows}
 
     # -- reads -----------------------------------------------------------------------------------
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
@@ -320,9 +448,9 @@ class Neo4jStore:
 
     def stats(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for label in ("File", "Symbol", "Chunk", "External"):
+        for label in ("File", "Symbol", "Chunk", "External", "Doc", "Commit"):
             counts[label] = int(self._read(f"MATCH (n:{label}) RETURN count(n)")[0][0])
-        for rel in REL_PROPS:
+        for rel in (*REL_PROPS, "MENTIONS", "TOUCHES"):
             counts[rel] = int(self._read(f"MATCH ()-[r:{rel}]->() RETURN count(r)")[0][0])
         return counts
 

@@ -6,14 +6,15 @@ written once in ``cg/queries`` and runs on either.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from cg.graph.model import Chunk, Edge, External, FileRecord, Symbol
+from cg.graph.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
 
-NODE_LABELS = ("File", "Symbol", "External")
+NODE_LABELS = ("File", "Symbol", "External", "Doc", "Commit")
 SYMBOL_FIELDS = (
     "id",
     "name",
@@ -61,11 +62,19 @@ class FileWrite:
     doc_embeddings: list[np.ndarray | None] | None = None  # per symbol; None where it has no docstring
 
     def symbol_rows(self) -> list[dict[str, Any]]:
-        """One parameter map per symbol (SYMBOL_FIELDS, the embedding and the docstring's embedding)."""
+        """One parameter map per symbol (SYMBOL_FIELDS, the file's metadata the symbol inherits, the
+        embedding and the docstring's embedding)."""
         docs = self.doc_embeddings or [None] * len(self.symbols)
+        inherited = {
+            "language": self.file.language,
+            "file_kind": self.file.kind,
+            "blob_sha": self.file.blob_sha,
+            "committed_at": self.file.committed_at,
+        }
         return [
             {
                 **{f: getattr(s, f) for f in SYMBOL_FIELDS},
+                **inherited,
                 "embedding": [float(x) for x in vec],
                 "doc_embedding": [float(x) for x in doc] if doc is not None else None,
             }
@@ -92,6 +101,29 @@ class CallRow:
     other_label: str
 
 
+def external_rows(externals: Iterable[External]) -> list[dict[str, Any]]:
+    """One parameter row per distinct External id. Kùzu 0.11.3 mis-assigns the SET values of an
+    ``UNWIND ... MERGE`` whose rows repeat a key of a node it creates (another row's name lands on
+    it; reproduced in tests/graph/test_store_conformance.py), so rows must never repeat an id."""
+    rows: dict[str, dict[str, Any]] = {}
+    for e in externals:
+        rows.setdefault(e.id, {"id": e.id, "name": e.name, "resolved": e.resolved})
+    return list(rows.values())
+
+
+def touching_by_symbol(rows: list[list[Any]], limit: int) -> dict[str, list[dict[str, Any]]]:
+    """(symbol id, commit id, short, author, committed_at, subject) rows, newest first -> per symbol,
+    its ``limit`` newest commits."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for sid, cid, short, author, when, subject in rows:
+        bucket = out.setdefault(sid, [])
+        if len(bucket) < limit:
+            bucket.append(
+                {"id": cid, "short": short, "author": author, "committed_at": int(when or 0), "subject": subject}
+            )
+    return out
+
+
 class GraphStore(Protocol):
     backend: str
 
@@ -104,9 +136,39 @@ class GraphStore(Protocol):
         """Upsert the file and its symbols; drop its symbols that are gone and every edge leaving
         the file or its symbols (the caller then writes the fresh edges)."""
 
-    def write_edges(self, edges: list[Edge]) -> None: ...
-    def delete_files(self, paths: list[str]) -> None: ...
+    def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
+        """Create these edges (their ends must exist; ``externals`` are upserted first)."""
+
+    def delete_files(self, paths: list[str]) -> None:
+        """Remove the files with their symbols, chunks, doc sections and every edge touching them."""
+
+    def delete_edges(self, paths: list[str]) -> None:
+        """Remove every edge leaving these files or their symbols (before re-resolving them)."""
+
+    def prune_externals(self) -> int:
+        """Delete External nodes nothing points to any more; returns how many."""
+
     def file_shas(self) -> dict[str, str]: ...
+    def files(self) -> dict[str, dict[str, Any]]:
+        """path -> blob_sha, committed_at, kind, language of every stored file."""
+
+    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
+        """Upsert a document's sections; its sections that are gone are removed."""
+
+    def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
+        """Replace the MENTIONS edges of the sections of ``paths`` by (doc id, symbol id) ``pairs``."""
+
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None: ...
+    def delete_commits(self, ids: list[str]) -> None: ...
+    def commit_ids(self) -> set[str]: ...
+    def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
+        """(commit id, "File" or "Symbol", target id) TOUCHES edges; idempotent; missing targets skipped."""
+
+    def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+        """Symbol id -> its newest commits (id, short, author, committed_at, subject)."""
+
+    def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Doc or Commit nodes by id, every property but the embedding."""
 
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         """Candidates from the full-text index of ``label`` (Symbol or Chunk)."""

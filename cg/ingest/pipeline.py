@@ -7,25 +7,31 @@ so an incomplete graph never looks like a finished one.
 
 from __future__ import annotations
 
+import re
 import resource
 import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from cg.config import Settings
-from cg.graph.embed import Embedder
-from cg.graph.model import Edge, External, FileExtraction, FileRecord
+from cg.graph.embed import Embedder, content_hash
+from cg.graph.kuzu_store import SCHEMA_VERSION
+from cg.graph.model import CommitRecord, Edge, External, FileExtraction, FileRecord
 from cg.graph.store import FileWrite, GraphStore
+from cg.ingest import git
 from cg.ingest.chunk import chunk_file
+from cg.ingest.docs import MentionIndex, split_document
 from cg.ingest.languages.python import PythonExtractor
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.names import Resolver, property_names
-from cg.ingest.walk import WalkReport, is_test_path, module_name, walk
+from cg.ingest.state import FileState, IndexState, fingerprint, load_state, new_token, save_state, state_path
+from cg.ingest.walk import DOC_LANGUAGES, WalkReport, file_kind, language_for, module_name, walk
+from cg.lexical import analyze_text
 
 
 class Progress(Protocol):
@@ -41,6 +47,14 @@ class _Silent:
 class IndexSummary:
     repo: str
     backend: str
+    mode: str = "full"  # full | incremental
+    added: int = 0  # files new to the index in this run
+    changed: int = 0  # files whose content changed
+    affected: int = 0  # unchanged files whose edges were resolved again
+    pruned_externals: int = 0
+    doc_sections: int = 0
+    commits: int = 0
+    commits_new: int = 0
     files: int = 0
     symbols: int = 0
     chunks: int = 0  # fragments, skeletons and tables of contents beside the definitions
@@ -80,34 +94,48 @@ class IndexSummary:
         return data
 
 
-def _record(source, data: bytes) -> FileRecord:
+def _record(source, data: bytes, committed_at: int = 0) -> FileRecord:
     return FileRecord(
         path=source.path,
         language=source.language,
-        kind="test" if is_test_path(source.path) else "source",
+        kind=file_kind(source.path, source.language),
         blob_sha=source.blob_sha,
         loc=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1),
         module=module_name(source.path) if source.language == "python" else "",
+        committed_at=committed_at,
     )
+
+
+def extractor_for(language: str):
+    """The extractor of a code language, or None (docs and other text are not parsed as code)."""
+    return _EXTRACTORS.get(language)
+
+
+_EXTRACTORS = {"python": PythonExtractor()}
 
 
 def extract_repository(
     settings: Settings, progress: Progress | None = None, summary: IndexSummary | None = None
 ) -> tuple[list[FileExtraction], WalkReport]:
-    """Walk and parse: plain records for every indexable file (no parse tree survives its file)."""
-    progress = progress or _Silent()
+    """Walk and parse: plain records for every code file (no parse tree survives its file)."""
     report = WalkReport()
-    extractor = PythonExtractor()
+    sources = [s for s in walk(settings.repo, report, settings.max_file_bytes) if extractor_for(s.language)]
+    return _extract(sources, {}, progress or _Silent(), summary), report
+
+
+def _extract(
+    sources: list, committed: dict[str, int], progress: Progress, summary: IndexSummary | None
+) -> list[FileExtraction]:
     extractions: list[FileExtraction] = []
-    sources = list(walk(settings.repo, report, settings.max_file_bytes))
     with progress.stage("parse", len(sources)) as advance:
         for source in sources:
-            ex = extractor.extract(_record(source, source.data), source.data)
+            extractor = extractor_for(source.language)
+            ex = extractor.extract(_record(source, source.data, committed.get(source.path, 0)), source.data)
             if ex.warnings and summary is not None:
                 summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
             extractions.append(ex)
             advance(1)
-    return extractions, report
+    return extractions
 
 
 def resolve_extractions(
@@ -117,14 +145,50 @@ def resolve_extractions(
     summary: IndexSummary | None = None,
 ) -> tuple[list[Edge], dict[str, list[External]]]:
     """jedi (when configured) then the name resolver: every file's edges and the externals they name."""
+    per_file = resolve_files(settings, extractions, None, progress, summary)
+    return [e for r in per_file.values() for e in r.edges], {p: r.externals for p, r in per_file.items()}
+
+
+@dataclass
+class Resolution:
+    """One file's resolved edges, the externals they name, and jedi's answers (kept for next time)."""
+
+    edges: list[Edge]
+    externals: list[External]
+    jedi: dict[tuple[int, int], list] = field(default_factory=dict)
+
+
+def resolve_files(
+    settings: Settings,
+    extractions: list[FileExtraction],
+    targets: set[str] | None,
+    progress: Progress | None = None,
+    summary: IndexSummary | None = None,
+    cached: dict[str, dict[tuple[int, int], list]] | None = None,
+    ask: dict[str, set[tuple[int, int]]] | None = None,
+) -> dict[str, Resolution]:
+    """Edges and externals of the files in ``targets`` (every file when None), resolved against the
+    whole repository's ``extractions``. A file in ``ask`` with no position to ask again keeps its
+    ``cached`` jedi answers; any other file is asked about every position it has, as in a full run:
+    jedi caps how often it infers one function per script, so which other sites of the file are
+    asked changes the answer at a site, and a subset would not give what a full run gives."""
     progress = progress or _Silent()
     jedi: JediResults | None = None
+    chosen = [ex for ex in extractions if targets is None or ex.file.path in targets]
+    keep = {path for path, positions in (ask or {}).items() if not positions}
     if settings.resolver == "jedi":
-        python = [ex for ex in extractions if ex.file.language == "python"]
+        python = [ex for ex in chosen if ex.file.language == "python" and ex.file.path not in keep]
         with progress.stage("jedi", len(python)) as advance:
             jedi = run_jedi(
-                settings.repo, python, property_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
+                settings.repo,
+                python,
+                property_names(extractions),
+                settings.jedi_workers,
+                settings.jedi_budget,
+                advance,
             )
+        for path in keep:
+            jedi.answers[path] = (cached or {}).get(path, {})
         if summary is not None:
             report = jedi.report
             summary.jedi_sites, summary.jedi_answered, summary.jedi_workers = (
@@ -137,55 +201,140 @@ def resolve_extractions(
     if summary is not None:
         summary.resolver = settings.resolver
     resolver = Resolver(extractions, jedi)
-    edges: list[Edge] = []
-    externals_by_file: dict[str, list[External]] = {}
-    for ex in extractions:
-        file_edges, externals = resolver.edges(ex)
-        edges.extend(file_edges)
-        externals_by_file[ex.file.path] = externals
-    return edges, externals_by_file
+    answers = jedi.answers if jedi is not None else {}
+    return {ex.file.path: Resolution(*resolver.edges(ex), answers.get(ex.file.path, {})) for ex in chosen}
 
 
 def index_repository(
-    settings: Settings, store: GraphStore, embedder: Embedder, progress: Progress | None = None
+    settings: Settings,
+    store: GraphStore,
+    embedder: Embedder,
+    progress: Progress | None = None,
+    full: bool = False,
+    since: str | None = None,
 ) -> IndexSummary:
+    """Bring the index up to date with the working tree: only what changed, unless ``full`` or the
+    saved state cannot be trusted (see cg/ingest/state.py and docs/freshness.md)."""
     progress = progress or _Silent()
     summary = IndexSummary(repo=str(settings.repo), backend=store.backend)
     started = time.perf_counter()
-    extractions, report = extract_repository(settings, progress, summary)
+    repo = settings.repo
+    git_head = git.head(repo)
+    spath = state_path(settings.index_dir, store.backend)
+    fp = fingerprint(
+        SCHEMA_VERSION, settings.resolver, settings.chunk_tokens, embedder.cache_key, settings.weight_doc > 0,
+        settings.max_file_bytes, settings.history_commits,
+    )  # fmt: skip
+    state = None if full else load_state(spath)
+    trusted = (
+        state is not None
+        and state.fingerprint == fp
+        and bool(state.token)
+        and state.token == store.get_meta("state_token")
+        and store.get_meta("model") == embedder.cache_key
+    )
+    if since is not None and not git_head:
+        raise git.GitError("--since needs a git repository")
+    if not trusted:
+        state = IndexState(fingerprint=fp)
+    assert state is not None
+    summary.mode = "incremental" if trusted else "full"
+
+    # -- plan: what is on disk now, what changed -------------------------------------------------
+    report = WalkReport()
+    only = git.changed_since(repo, since) if since is not None and trusted else None
+    sources = list(walk(repo, report, settings.max_file_bytes, only=only))
+    on_disk = {s.path: s for s in sources}
+    if only is None:
+        present = set(on_disk)
+    else:  # --since: files outside the diff are taken as they were
+        present = (set(state.files) - only) | set(on_disk)
+    committed = git.last_commit_times(repo, present) if git_head else {}
+    stored = set(state.files) if trusted else set(store.file_shas())
+    removed = sorted(stored - present)
+    changed = [s for s in sources if not trusted or s.path not in state.files or state.files[s.path].sha != s.blob_sha]
+    changed_paths = {s.path for s in changed}
+    retimed = sorted(
+        p
+        for p in present - changed_paths
+        if trusted and p in state.files and state.files[p].committed_at != committed.get(p, 0)
+    )
+    summary.added = sum(1 for s in changed if s.path not in state.files)
+    summary.changed = len(changed) - summary.added
+    summary.removed_files = len(removed)
+
+    # -- parse: changed code files; everything else comes from the state -------------------------
+    code = [s for s in changed if extractor_for(s.language)]
+    docs = [s for s in changed if s.language in DOC_LANGUAGES]
+    fresh = {ex.file.path: ex for ex in _extract(code, committed, progress, summary)}
+    extractions: dict[str, FileExtraction] = {}
+    for path in sorted(present):
+        if path in fresh:
+            extractions[path] = fresh[path]
+        elif path not in changed_paths and path in state.files and state.files[path].extraction is not None:
+            ex = state.files[path].extraction
+            if path in retimed:
+                ex = replace(ex, file=replace(ex.file, committed_at=committed.get(path, 0)))
+            extractions[path] = ex
     summary.seconds["parse"] = time.perf_counter() - started
 
+    # -- resolve: changed files and the unchanged ones whose edges may now point elsewhere --------
     started = time.perf_counter()
-    edges, externals_by_file = resolve_extractions(settings, extractions, progress, summary)
+    touched = changed_paths | set(removed)
+    names: set[str] = set()
+    for ex in [*fresh.values(), *(state.files[p].extraction for p in touched if p in state.files)]:
+        names |= _defined_names(ex) if ex is not None else set()
+    ask = _affected(state, extractions, touched, names) if trusted else {}
+    affected = set(ask)
+    summary.affected = len(affected)
+    targets = set(fresh) | affected
+    cached = {p: state.files[p].jedi for p in affected}
+    resolved = (
+        resolve_files(settings, list(extractions.values()), targets, progress, summary, cached, ask) if targets else {}
+    )
     summary.seconds["resolve"] = time.perf_counter() - started - summary.seconds.get("jedi", 0.0)
 
+    # -- chunk and embed what is new --------------------------------------------------------------
     started = time.perf_counter()
-    counter = embedder.token_counter()
+    rewrite = [extractions[p] for p in sorted(set(fresh) | set(retimed)) if p in extractions]
+    loading = time.perf_counter()
+    counter = embedder.token_counter() if rewrite else None
+    model_seconds = time.perf_counter() - loading
     embed_docs = settings.weight_doc > 0  # the docstring arm is off by default: do not pay for it
-    chunked = [(ex, chunk_file(ex, settings.chunk_tokens, counter)) for ex in extractions]
-    # one embedding pass over everything: definition units, extra chunks and docstrings (the cache
-    # makes repeated texts free)
+    chunked = [(ex, chunk_file(ex, settings.chunk_tokens, counter)) for ex in rewrite]
+    sections = {s.path: split_document(s.path, s.data.decode("utf-8"), s.language) for s in docs}
+    history = _history(repo, settings.history_commits, state, git_head, trusted)
     texts: list[str] = []
     for _, unit in chunked:
         texts.extend(unit.embed_texts)
         texts.extend(c.text for c in unit.chunks)
         if embed_docs:
             texts.extend(s.docstring for s in unit.symbols if s.docstring)
+    for secs in sections.values():
+        texts.extend(d.embed_text for d in secs)
+    texts.extend(c.message for c in history.new)
+    if len(embedder.cache.get_many(embedder.cache_key, [content_hash(t) for t in set(texts)])) < len(set(texts)):
+        loading = time.perf_counter()
+        embedder.model  # noqa: B018 - load it here, so its time is reported apart from embedding
+        model_seconds += time.perf_counter() - loading
     with progress.stage("embed", len(texts)) as advance:
         vectors = embedder.embed(texts, advance)
     summary.embedded, summary.embed_cached = embedder.embedded, embedder.cached
-    summary.seconds["embed"] = time.perf_counter() - started
+    summary.seconds["model"] = model_seconds
+    summary.seconds["embed"] = time.perf_counter() - started - model_seconds
 
+    # -- write ------------------------------------------------------------------------------------
     started = time.perf_counter()
-    dimension = int(vectors.shape[1]) if len(texts) else embedder.dimension
+    if len(texts):
+        dimension = int(vectors.shape[1])
+    else:  # nothing new to embed: do not load the model just to learn its width
+        stored_dimension = store.get_meta("dimension") if store.get_meta("model") == embedder.cache_key else None
+        dimension = int(stored_dimension) if stored_dimension else embedder.dimension
     if store.get_meta("model") not in (None, embedder.cache_key):  # other vectors: they must not mix
         store.reset()
     store.ensure_schema(dimension)
     store.set_meta("model", embedder.cache_key)
-    present = {ex.file.path for ex in extractions}
-    gone = [path for path in store.file_shas() if path not in present]
-    store.delete_files(gone)
-    summary.removed_files = len(gone)
+    store.set_meta("state_token", "")  # a run that dies from here on leaves an index the next run rebuilds
     offset = 0
 
     def take(n: int) -> np.ndarray:
@@ -194,39 +343,102 @@ def index_repository(
         offset += n
         return block
 
-    lengths: list[int] = []
-    with progress.stage("write", len(chunked) + 1) as advance:
+    files: dict[str, FileState] = {p: state.files[p] for p in present if p in state.files and p not in changed_paths}
+    with progress.stage("write", len(chunked) + len(sections) + 2) as advance:
+        store.delete_files(removed)
         for ex, unit in chunked:
             symbol_vectors = take(len(unit.symbols))
             chunk_vectors = take(len(unit.chunks))
             doc_vectors = iter(take(sum(1 for s in unit.symbols if s.docstring) if embed_docs else 0))
-            docs = [next(doc_vectors) if s.docstring and embed_docs else None for s in unit.symbols]
+            docs_vecs = [next(doc_vectors) if s.docstring and embed_docs else None for s in unit.symbols]
+            if ex.file.path in resolved:
+                res = resolved[ex.file.path]
+            else:  # only its commit time changed: its edges are the ones it had
+                fs = files[ex.file.path]
+                res = Resolution(fs.edges, fs.externals, fs.jedi)
+            edges, externals = res.edges, res.externals
             store.write_file(
                 FileWrite(
                     ex.file,
                     unit.symbols,
                     symbol_vectors,
-                    externals_by_file.get(ex.file.path, []),
+                    externals,
                     chunks=unit.chunks,
                     chunk_embeddings=chunk_vectors,
-                    doc_embeddings=docs,
+                    doc_embeddings=docs_vecs,
                 )
             )
-            lengths.extend(len(s.search_text.split()) for s in unit.symbols)
-            lengths.extend(len(c.search_text.split()) for c in unit.chunks)
+            files[ex.file.path] = FileState(
+                ex.file.blob_sha,
+                ex.file.committed_at,
+                ex.file.language,
+                ex,
+                edges,
+                externals,
+                [len(s.search_text.split()) for s in unit.symbols] + [len(c.search_text.split()) for c in unit.chunks],
+                len(unit.chunks),
+                jedi=res.jedi,
+            )
             advance(1)
-        store.write_edges(edges)
+        for source in docs:
+            secs = sections[source.path]
+            record = _record(source, source.data, committed.get(source.path, 0))
+            store.write_file(FileWrite(record, [], np.zeros((0, dimension), np.float32)))
+            store.write_docs(source.path, secs, take(len(secs)))
+            files[source.path] = FileState(record.blob_sha, record.committed_at, record.language, sections=secs)
+            advance(1)
+        for path in retimed:
+            if files[path].extraction is None:  # a document: only its File node carries the time
+                fs = files[path] = replace(files[path], committed_at=committed.get(path, 0))
+                loc = fs.sections[-1].end_line if fs.sections else 0
+                record = FileRecord(path, fs.language, "docs", fs.sha, loc, committed_at=fs.committed_at)
+                store.write_file(FileWrite(record, [], np.zeros((0, dimension), np.float32)))
+        # edges: every rewritten file lost its outgoing edges; affected files get theirs replaced
+        kept = sorted(affected - set(fresh) - set(retimed))
+        store.delete_edges(kept)
+        for path in kept:
+            res = resolved[path]
+            files[path] = replace(files[path], edges=res.edges, externals=res.externals, jedi=res.jedi)
+        written = set(fresh) | set(retimed) | set(kept)
+        store.write_edges(
+            [e for p in sorted(written) for e in files[p].edges],
+            [x for p in kept for x in files[p].externals],
+        )
         advance(1)
-    store.set_meta("lexical_docs", str(len(lengths)))
-    store.set_meta("lexical_avgdl", f"{(sum(lengths) / len(lengths)) if lengths else 0.0:.4f}")
+        _write_mentions(store, files, extractions, None if not trusted else {s.path for s in docs})
+        _write_history(store, history, take(len(history.new)), written | set(removed), full=not trusted)
+        state.commits = history.commits
+        summary.pruned_externals = store.prune_externals()
+        advance(1)
+    for key, lengths in (
+        ("lexical", [n for fs in files.values() for n in fs.lexical]),
+        ("doc", [len(d.search_text.split()) for fs in files.values() for d in fs.sections]),
+        ("commit", [len(c.search_text.split()) for c in history.commits.values()]),
+    ):  # BM25's N and average length per searchable kind (cg/queries/search.py)
+        store.set_meta(f"{key}_docs", str(len(lengths)))
+        store.set_meta(f"{key}_avgdl", f"{(sum(lengths) / len(lengths)) if lengths else 0.0:.4f}")
     store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    store.set_meta("head", git_head)
+    state.files, state.head, state.token = files, git_head, new_token()
+    save_state(spath, state)
+    store.set_meta("state_token", state.token)
     summary.seconds["write"] = time.perf_counter() - started
 
-    summary.files = len(extractions)
-    summary.symbols = sum(len(unit.symbols) for _, unit in chunked)
-    summary.chunks = sum(len(unit.chunks) for _, unit in chunked)
+    _totals(summary, files, report)
+    summary.commits, summary.commits_new = len(history.commits), len(history.new)
+    summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return summary
+
+
+def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkReport) -> None:
+    """The counts of the whole index after the run (not of this run's delta)."""
+    summary.files = len(files)
+    summary.symbols = sum(len(fs.extraction.symbols) for fs in files.values() if fs.extraction)
+    summary.chunks = sum(fs.chunks for fs in files.values())
+    summary.doc_sections = sum(len(fs.sections) for fs in files.values())
+    edges = [e for fs in files.values() for e in fs.edges]
     summary.edges = dict(Counter(e.type for e in edges))
-    summary.call_sites = sum(len(ex.calls) for ex in extractions)
+    summary.call_sites = sum(len(fs.extraction.calls) for fs in files.values() if fs.extraction)
     for e in edges:
         if e.type != "CALLS":
             continue
@@ -239,5 +451,140 @@ def index_repository(
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8
     summary.too_large, summary.unreadable = report.too_large, report.unreadable
     summary.other_files, summary.ignored = report.other_text, report.ignored
-    summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return summary
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _defined_names(ex: FileExtraction) -> set[str]:
+    names = {s.name for s in ex.symbols if s.kind != "module"}
+    names.update(t.name.removeprefix("self.") for t in ex.assignments)
+    if ex.file.module:
+        names.update(ex.file.module.split("."))
+    return names
+
+
+def _sites(ex: FileExtraction) -> list[tuple[tuple[int, int], set[str]]]:
+    """Every position resolution asks about, with the identifiers its expression is made of."""
+    out = [((c.line, c.column), set(_WORD.findall(c.callee))) for c in ex.calls]
+    out += [((i.line, i.column), set(_WORD.findall(f"{i.module} {i.name} {i.alias}"))) for i in ex.imports]
+    out += [((b.line, b.column), set(_WORD.findall(b.expr))) for b in ex.bases]
+    out += [((r.line, r.column), {r.attr}) for r in ex.attribute_reads]
+    return out
+
+
+def _affected(
+    state: IndexState,
+    extractions: dict[str, FileExtraction],
+    touched: set[str],
+    names: set[str],
+) -> dict[str, set[tuple[int, int]]]:
+    """Unchanged files whose edges may change because of the ``touched`` (changed, added, removed)
+    files, each with the positions jedi must be asked about again: the sites whose expression
+    names something the touched files define or defined (a renamed function must lose its callers'
+    edges, a new one must gain them) and the sites whose last answer lay in a touched file. A file
+    with an edge into a touched file is re-resolved even without such a site (the name resolver is
+    cheap and answers from the whole repository). Over-approximate on purpose: re-asking a site
+    too many costs milliseconds, one too few leaves a wrong edge. See docs/freshness.md."""
+    out: dict[str, set[tuple[int, int]]] = {}
+    for path, ex in extractions.items():
+        if path in touched or path not in state.files:
+            continue
+        fs = state.files[path]
+        ask = {
+            pos
+            for pos, words in _sites(ex)
+            if words & names or any(answer[1] in touched for answer in fs.jedi.get(pos, ()))
+        }
+        if ask or any((e.dst if e.dst_label == "File" else e.dst.split("::", 1)[0]) in touched for e in fs.edges):
+            out[path] = ask
+    return out
+
+
+def _write_mentions(
+    store: GraphStore,
+    files: dict[str, FileState],
+    extractions: dict[str, FileExtraction],
+    rewritten: set[str] | None,
+) -> None:
+    """MENTIONS depend on every symbol in the repo: recomputed each run (cheap), written for the
+    documents this run rewrote (all of them when ``rewritten`` is None) and wherever they differ
+    from what the index holds."""
+    docs = {p: fs for p, fs in files.items() if fs.sections}
+    if not docs:
+        return
+    index = MentionIndex(s for ex in extractions.values() for s in ex.symbols)
+    paths: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    for path, fs in sorted(docs.items()):
+        now = [(d.id, sid) for d in fs.sections for sid in index.mentions(d.text)]
+        if rewritten is None or path in rewritten or now != fs.mentions:
+            paths.append(path)
+            pairs.extend(now)
+            files[path] = replace(fs, mentions=now)
+    store.write_mentions(paths, pairs)
+
+
+@dataclass
+class _History:
+    commits: dict[str, CommitRecord] = field(default_factory=dict)  # the window, newest first
+    new: list[CommitRecord] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+
+
+def _history(repo, limit: int, state: IndexState, git_head: str, trusted: bool) -> _History:
+    """The newest ``limit`` commits; the ones the state already has keep their touches."""
+    if not git_head or limit <= 0:
+        return _History(gone=sorted(state.commits) if trusted else [])
+    if trusted and git_head == state.head:
+        return _History(commits=state.commits)
+    infos = git.recent_commits(repo, limit)
+    known = state.commits if trusted else {}
+    todo = [i for i in infos if i.sha not in known]
+    specs = sorted({f"{i.sha}:{p}" for i in todo for p in i.hunks if extractor_for(language_for(p) or "")})
+    blobs = git.blobs_at(repo, specs)
+    commits: dict[str, CommitRecord] = {}
+    new: list[CommitRecord] = []
+    for info in infos:
+        if info.sha in known:
+            commits[info.sha] = known[info.sha]
+            continue
+        touches: list[tuple[str, str]] = []
+        for path, ranges in sorted(info.hunks.items()):
+            touches.append((path, ""))
+            data = blobs.get(f"{info.sha}:{path}")
+            language = language_for(path) or ""
+            if data is None or not extractor_for(language):
+                continue
+            record = FileRecord(path, language, "source", "", 0, module_name(path) if language == "python" else "")
+            for sym in extractor_for(language).extract(record, data).symbols:
+                if sym.kind != "module" and any(a <= sym.end_line and b >= sym.start_line for a, b in ranges):
+                    touches.append((path, sym.id))
+        record = CommitRecord(
+            id=info.sha,
+            short=info.short,
+            author=info.author,
+            committed_at=info.committed_at,
+            subject=info.subject,
+            message=info.message,
+            search_text=analyze_text(info.message),
+            touches=tuple(touches),
+        )
+        commits[info.sha] = record
+        new.append(record)
+    gone = sorted(set(known) - set(commits)) if trusted else []
+    return _History(commits, new, gone)
+
+
+def _write_history(store: GraphStore, history: _History, vectors: np.ndarray, rewritten: set[str], full: bool) -> None:
+    """New commits with their TOUCHES; for kept commits, TOUCHES into files rewritten by this run are
+    laid again (a re-created symbol must get back the commits that touched it)."""
+    store.delete_commits(sorted(store.commit_ids() - set(history.commits)) if full else history.gone)
+    store.write_commits(history.new, vectors)
+    new_ids = {c.id for c in history.new}
+    pairs: list[tuple[str, str, str]] = []
+    for commit in history.commits.values():
+        for path, sid in commit.touches:
+            if full or commit.id in new_ids or path in rewritten:
+                pairs.append((commit.id, "Symbol" if sid else "File", sid or path))
+    store.write_touches(pairs)

@@ -34,7 +34,8 @@ DEFAULT_SKIP_DIRS = frozenset(
         "site-packages",
     }
 )
-LANGUAGE_BY_EXTENSION = {".py": "python", ".pyi": "python"}
+LANGUAGE_BY_EXTENSION = {".py": "python", ".pyi": "python", ".md": "markdown", ".markdown": "markdown", ".rst": "rst"}
+DOC_LANGUAGES = frozenset({"markdown", "rst"})
 SNIFF_BYTES = 8192
 
 
@@ -91,8 +92,21 @@ def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
-def walk(root: Path, report: WalkReport, max_bytes: int = 1_000_000) -> Iterator[SourceFile]:
-    """Yield the indexable source files under ``root`` in a stable order; count everything else."""
+def language_for(path: str) -> str | None:
+    return LANGUAGE_BY_EXTENSION.get(Path(path).suffix.lower())
+
+
+def file_kind(path: str, language: str) -> str:
+    if language in DOC_LANGUAGES:
+        return "docs"
+    return "test" if is_test_path(path) else "source"
+
+
+def walk(
+    root: Path, report: WalkReport, max_bytes: int = 1_000_000, only: set[str] | None = None
+) -> Iterator[SourceFile]:
+    """Yield the indexable source files under ``root`` in a stable order; count everything else.
+    With ``only`` (repo-relative paths), files outside it are neither read nor counted."""
     root = root.resolve()
     # (directory, spec) pairs: each .gitignore applies to paths relative to its own directory
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
@@ -123,6 +137,8 @@ def walk(root: Path, report: WalkReport, max_bytes: int = 1_000_000) -> Iterator
         for name in sorted(filenames):
             abspath = current / name
             rel = abspath.relative_to(root).as_posix()
+            if only is not None and rel not in only:
+                continue
             report.seen += 1
             if name in (".gitignore", ".cgignore") or ignored(abspath, False) or abspath.is_symlink():
                 report.ignored += 1
@@ -130,7 +146,7 @@ def walk(root: Path, report: WalkReport, max_bytes: int = 1_000_000) -> Iterator
             source = _read(abspath, rel, report, max_bytes)
             if source is None:
                 continue
-            language = LANGUAGE_BY_EXTENSION.get(abspath.suffix.lower())
+            language = language_for(rel)
             if language is None:
                 report.other_text += 1
                 continue

@@ -18,6 +18,7 @@ from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
 from cg.queries.expand import Step, expand
 from cg.queries.search import Hit, search
+from cg.queries.sources import Source, related_sources, render_sources
 
 CHARS_PER_TOKEN = 4  # a conservative average for code under BPE/WordPiece tokenizers
 _PRIMARY_KINDS = ("function", "method", "class")
@@ -44,6 +45,7 @@ class Explanation:
     omitted: list[dict[str, Any]] = field(default_factory=list)  # definitions cut by the budget
     token_budget: int = 0
     tokens_used: int = 0
+    sources: list[Source] = field(default_factory=list)  # doc sections and commits (cg/queries/sources.py)
 
     def as_dict(self) -> dict[str, Any]:
         def step(s: Step) -> dict[str, Any]:
@@ -74,6 +76,7 @@ class Explanation:
             "omitted": self.omitted,
             "token_budget": self.token_budget,
             "tokens_used": self.tokens_used,
+            "sources": [s.as_dict() for s in self.sources],
         }
 
 
@@ -112,6 +115,12 @@ def explain(
         flows.append(Flow(hit, callers, callees))
     result = Explanation(query, flows, token_budget=token_budget)
     _spend_budget(store, result)
+    shown = {f.seed.id: f.seed.symbol["qualname"] for f in flows}
+    for flow in flows:
+        for step in (*flow.callers, *flow.callees):
+            if step.depth == 1 and step.label == "Symbol":
+                shown.setdefault(step.id, step.node.get("qualname") or step.id)
+    result.sources = related_sources(store, query, embedder.embed([query])[0], shown)
     return result
 
 
@@ -203,6 +212,7 @@ def render_markdown(result: Explanation) -> str:
         )
         for item in result.omitted:
             out.append(f"  - {item['qualname']} {item['citation']} (~{item['tokens']} tokens)")
+    out.extend(render_sources(result.sources))
     return "\n".join(out)
 
 

@@ -94,17 +94,23 @@ def _owners(store: GraphStore, scored: dict[tuple[str, str], float]) -> list[str
 
 def lexical_ranking(store: GraphStore, query: str) -> list[str]:
     """Full-text candidates (definitions and chunks) ranked by cg's BM25 (see the module docstring)."""
+    return _owners(store, bm25(store, query, ("Symbol", "Chunk"), "lexical"))
+
+
+def bm25(store: GraphStore, query: str, labels: tuple[str, ...], stats: str) -> dict[tuple[str, str], float]:
+    """cg's BM25 over the full-text pool of ``labels``; N and the average length come from the
+    index metadata ``{stats}_docs`` / ``{stats}_avgdl`` (the pool's own when absent)."""
     terms = Counter(analyze_query(query).split())
     if not terms:
-        return []
+        return {}
     docs: dict[tuple[str, str], Counter] = {}
-    for label in ("Symbol", "Chunk"):
+    for label in labels:
         pool = [doc for doc, _ in store.fulltext(" ".join(terms), LEXICAL_POOL, label)]
         docs.update({(label, doc): Counter(text.split()) for doc, text in store.lexical_docs(pool, label).items()})
     if not docs:
-        return []
-    total = int(store.get_meta("lexical_docs") or len(docs))
-    avgdl = float(store.get_meta("lexical_avgdl") or 0.0) or sum(sum(c.values()) for c in docs.values()) / len(docs)
+        return {}
+    total = max(int(store.get_meta(f"{stats}_docs") or 0), len(docs))
+    avgdl = float(store.get_meta(f"{stats}_avgdl") or 0.0) or sum(sum(c.values()) for c in docs.values()) / len(docs)
     df = {t: sum(1 for c in docs.values() if t in c) for t in terms}
     scores: dict[tuple[str, str], float] = {}
     for key, counts in docs.items():
@@ -117,7 +123,7 @@ def lexical_ranking(store: GraphStore, query: str) -> list[str]:
             idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
             score += q_count * idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl))
         scores[key] = score
-    return _owners(store, scores)
+    return scores
 
 
 def vector_ranking(

@@ -192,3 +192,70 @@ def test_docstring_vectors_exist_only_where_there_is_a_docstring(store_factory):
     assert [h[0] for h in hits] == [RETRY.id]
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
     assert set(store.embeddings([RETRY.id, BACKOFF.id], "Symbol", "doc_embedding")) == {RETRY.id}
+
+
+def test_repeated_externals_keep_their_own_names(store_factory):
+    """Several files name the same library target: each External keeps the name of its own id."""
+    store = store_factory()
+    populate(store)
+    names = ["stripe.Charge", "stripe.Refund", "stripe.Charge", "stripe.Webhook", "stripe.Refund", "builtins.max"]
+    store.write_edges(
+        [Edge("CALLS", RETRY.id, n, "Symbol", "External", 100 + i, "jedi") for i, n in enumerate(names)],
+        [External(n, n.rsplit(".", 1)[-1]) for n in names],
+    )
+    columns, rows = _read_cypher(store_factory, "MATCH (e:External) RETURN e.id, e.name ORDER BY e.id")
+    assert [tuple(r) for r in rows] == [(n, n.rsplit(".", 1)[-1]) for n in sorted(set(names))]
+
+
+def _read_cypher(store_factory, query: str):
+    return store_factory(read_only=True).cypher(query)
+
+
+def test_delete_edges_and_prune_externals(store_factory):
+    store = store_factory()
+    populate(store)
+    store.delete_edges(["shop/retry.py"])
+    assert store.calls([RETRY.id], "out") == []
+    assert [c.src for c in store.calls([RETRY.id], "in")] == [HANDLER.id]  # edges of other files stay
+    assert store.prune_externals() == 1  # builtins.max: nothing points to it now
+    assert store.stats()["External"] == 0
+
+
+def test_docs_mentions_commits_and_touches(store_factory):
+    from cg.graph.model import CommitRecord, DocSection
+
+    store = store_factory()
+    populate(store)
+    store.write_file(FileWrite(FileRecord("README.md", "markdown", "docs", "sha-r", 30), [], np.zeros((0, DIM))))
+    retries = DocSection(
+        "README.md::Shop > Retries", "README.md", "Retries", ("Shop", "Retries"), 5, 12,
+        "Failed payments are retried by `schedule_payment_retry` with exponential backoff.",
+        analyze_text("Retries failed payments retried schedule_payment_retry exponential backoff"),
+    )  # fmt: skip
+    setup = DocSection("README.md::Shop > Setup", "README.md", "Setup", ("Shop", "Setup"), 13, 20, "pip install", "pip")
+    store.write_docs("README.md", [retries, setup], np.vstack([vec(0), vec(5)]))
+    store.write_mentions(["README.md"], [(retries.id, RETRY.id)])
+    commit = CommitRecord(
+        "a" * 40, "a" * 10, "Dana", 1_700_000_000, "Retry declined cards with backoff", "Retry declined cards",
+        analyze_text("Retry declined cards with backoff"), (("shop/retry.py", ""), ("shop/retry.py", RETRY.id)),
+    )  # fmt: skip
+    store.write_commits([commit], np.vstack([vec(1)]))
+    pairs = [(commit.id, "File", "shop/retry.py"), (commit.id, "Symbol", RETRY.id), (commit.id, "Symbol", "gone")]
+    store.write_touches(pairs)
+    store.write_touches(pairs)  # idempotent
+    assert store.commit_ids() == {commit.id}
+    touching = store.commits_touching([RETRY.id, BACKOFF.id])
+    assert list(touching) == [RETRY.id] and touching[RETRY.id][0]["subject"] == commit.subject
+    assert store.fulltext(analyze_text("declined cards"), 5, label="Commit")[0][0] == commit.id
+    assert store.fulltext(analyze_text("exponential backoff"), 5, label="Doc")[0][0] == retries.id
+    assert store.vector(vec(5), 1, label="Doc")[0][0] == setup.id
+    assert store.nodes("Doc", [retries.id])[retries.id]["heading"] == "Shop > Retries"
+    counts = store.stats()
+    assert (counts["Doc"], counts["Commit"], counts["MENTIONS"], counts["TOUCHES"]) == (2, 1, 1, 2)
+    # a rewrite drops sections that are gone; deleting the file drops the rest
+    store.write_docs("README.md", [retries], np.vstack([vec(0)]))
+    assert store.stats()["Doc"] == 1 and store.stats()["MENTIONS"] == 1
+    store.delete_files(["README.md"])
+    store.delete_commits([commit.id])
+    counts = store.stats()
+    assert (counts["Doc"], counts["Commit"], counts["MENTIONS"], counts["TOUCHES"]) == (0, 0, 0, 0)

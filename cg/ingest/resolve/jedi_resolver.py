@@ -29,6 +29,9 @@ Answer = tuple[str, str, int, str, str]
 Position = tuple[int, int]
 Query = tuple[int, int, bool]  # line, column, infer-only (the callee is an expression, not a name)
 _CALLABLE = {"function", "class", "property"}
+# Up to this many sites jedi runs in the calling process: spawning workers (each importing jedi and
+# loading the environment) takes longer than asking a few hundred questions in one process.
+IN_PROCESS_SITES = 150
 _VALUES = _CALLABLE | {"instance"}  # an instance is called through its class's __call__
 
 
@@ -187,20 +190,36 @@ def run_jedi(
     tasks.sort(key=lambda t: -len(t[2]))
     count = workers or os.cpu_count() or 1
     count = max(1, min(count, len(tasks)))
-    report.workers = count
     started = time.perf_counter()
+    if report.sites <= IN_PROCESS_SITES:  # a small incremental run: starting workers costs more than it saves
+        import parso.cache
+
+        # parso caches parsed modules per path and trusts the file's mtime, which an edit within the
+        # same second does not change: a long-lived process must forget what it parsed before
+        parso.cache.parser_cache.clear()
+        _init_worker(str(root))
+        report.workers = 0
+        _collect(results, map(resolve_file, tasks), progress)
+        report.seconds = time.perf_counter() - started
+        return results
+    report.workers = count
     context = get_context("spawn")  # no fork of a process that may hold torch or a database
     with ProcessPoolExecutor(
         max_workers=count, mp_context=context, initializer=_init_worker, initargs=(str(root),)
     ) as pool:
-        for path, answers, status in pool.map(resolve_file, tasks, chunksize=1):
-            results.answers[path] = answers
-            report.answered += len(answers)
-            if status == "timeout":
-                report.timed_out.append(path)
-            elif status != "ok":
-                report.failed.append(f"{path}: {status}")
-            if progress is not None:
-                progress(1)
+        _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress)
     report.seconds = time.perf_counter() - started
     return results
+
+
+def _collect(results: JediResults, outcomes, progress) -> None:
+    report = results.report
+    for path, answers, status in outcomes:
+        results.answers[path] = answers
+        report.answered += len(answers)
+        if status == "timeout":
+            report.timed_out.append(path)
+        elif status != "ok":
+            report.failed.append(f"{path}: {status}")
+        if progress is not None:
+            progress(1)

@@ -1,0 +1,82 @@
+"""What the last index run left behind on the side, so the next run can do only the work a change needs.
+
+The graph itself is the truth; this is a cache of the inputs that produced it, per file: the blob sha
+and commit time it was built from, its parsed records (so an unchanged file is never parsed again
+but still takes part in resolution), its resolved edges and externals (so an unaffected file keeps
+its edges without asking jedi again), and the token lengths BM25 needs. Commits keep the symbols
+their hunks touched (a commit never changes, so that is computed once).
+
+Trust: a run writes a fresh random token into both this file and the store's Meta, the store's
+last. A state whose token or fingerprint (cg's state format, resolver, chunking, embedding variant,
+history depth) does not match is ignored and the run is a full one, so a crashed run, an index
+rebuilt by someone else, or a changed setting can never leave a half-updated graph behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cg.graph.model import CommitRecord, DocSection, Edge, External, FileExtraction
+
+# Bumped whenever extraction, resolution or the stored schema changes what a file yields.
+STATE_VERSION = "1"
+
+
+@dataclass
+class FileState:
+    sha: str
+    committed_at: int
+    language: str
+    extraction: FileExtraction | None = None  # code files
+    edges: list[Edge] = field(default_factory=list)
+    externals: list[External] = field(default_factory=list)
+    lexical: list[int] = field(default_factory=list)  # token counts of its symbols' and chunks' search text
+    chunks: int = 0
+    sections: list[DocSection] = field(default_factory=list)  # docs
+    mentions: list[tuple[str, str]] = field(default_factory=list)  # (doc id, symbol id)
+    jedi: dict[tuple[int, int], list] = field(default_factory=dict)  # position -> jedi's answers
+
+
+@dataclass
+class IndexState:
+    fingerprint: str
+    token: str = ""
+    head: str = ""
+    files: dict[str, FileState] = field(default_factory=dict)
+    commits: dict[str, CommitRecord] = field(default_factory=dict)
+
+
+def fingerprint(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join([STATE_VERSION, *map(str, parts)]).encode()).hexdigest()[:16]
+
+
+def state_path(index_dir: Path, backend: str) -> Path:
+    return index_dir / f"state-{backend}.pickle"
+
+
+def load_state(path: Path) -> IndexState | None:
+    """The saved state, or None when there is none or it cannot be read (then the run is full)."""
+    try:
+        with path.open("rb") as handle:
+            state = pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return state if isinstance(state, IndexState) else None
+
+
+def save_state(path: Path, state: IndexState) -> None:
+    """Written to a temporary file and renamed, so a crash leaves the old state or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    with tmp.open("wb") as handle:
+        pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(path)
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex

@@ -1,0 +1,62 @@
+"""`cg status`: what the index holds, from which commit, and what in the working tree it does not
+reflect yet. Reads the working tree the way `cg index` does (same walk, same ignore rules, same blob
+shas), so "stale" here means exactly "the next `cg index` will redo this"."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cg.config import Settings
+from cg.graph.store import GraphStore
+from cg.ingest import git
+from cg.ingest.state import load_state, state_path
+from cg.ingest.walk import WalkReport, walk
+
+
+@dataclass
+class Status:
+    repo: str
+    backend: str
+    indexed_at: str | None
+    indexed_head: str  # the commit HEAD named when the index was last updated ("" outside git)
+    head: str  # HEAD now
+    commits_since: int  # commits on HEAD since the indexed one
+    counts: dict[str, int]
+    modified: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    next_run: str = "incremental"  # what `cg index` will do: incremental, or full (and why)
+
+    @property
+    def fresh(self) -> bool:
+        return not (self.modified or self.added or self.deleted) and self.head == self.indexed_head
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "fresh": self.fresh}
+
+
+def index_status(settings: Settings, store: GraphStore) -> Status:
+    stored = store.file_shas()
+    report = WalkReport()
+    now = {s.path: s.blob_sha for s in walk(settings.repo, report, settings.max_file_bytes)}
+    indexed_head = store.get_meta("head") or ""
+    head = git.head(settings.repo)
+    status = Status(
+        repo=str(settings.repo),
+        backend=store.backend,
+        indexed_at=store.get_meta("indexed_at"),
+        indexed_head=indexed_head,
+        head=head,
+        commits_since=git.commits_since(settings.repo, indexed_head) if head and indexed_head else 0,
+        counts=store.stats(),
+        modified=sorted(p for p, sha in now.items() if p in stored and stored[p] != sha),
+        added=sorted(p for p in now if p not in stored),
+        deleted=sorted(p for p in stored if p not in now),
+    )
+    state = load_state(state_path(settings.index_dir, store.backend))
+    if state is None:
+        status.next_run = "full (no saved state from a previous run here)"
+    elif not state.token or state.token != store.get_meta("state_token"):
+        status.next_run = "full (the index was written by another run or machine, or a run did not finish)"
+    return status

@@ -1,0 +1,105 @@
+"""The "why" beside the "how": README and design-note sections, and commit messages, that bear on a
+question or on the definitions an answer shows.
+
+Two ways in. By the question: doc sections and commit messages ranked like definitions are (cg's
+BM25 over their analyzed text, exact cosine over their embeddings, fused by RRF). By the answer's
+definitions: the newest commits whose diffs touched them (``TOUCHES``) and the sections that name
+them (``MENTIONS``). A section or commit found by the question alone must clear a relevance bar
+(found by both arms, or a cosine of at least ``MIN_COSINE``): an answer with no sources is better
+than one padded with unrelated ones.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from cg.graph.store import GraphStore
+from cg.queries.search import CANDIDATES, bm25, rrf
+
+MIN_COSINE = 0.45
+_LABELS = {"doc": "Doc", "commit": "Commit"}
+
+
+@dataclass
+class Source:
+    kind: str  # doc | commit
+    id: str
+    title: str  # heading chain, or the commit's subject
+    citation: str  # [README.md:10-24] or [commit 1a2b3c4d5e 2026-11-20]
+    text: str  # the section, or the whole commit message
+    score: float
+    via: str  # "question", or the definition it is attached to
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _citation(kind: str, node: dict[str, Any]) -> str:
+    if kind == "doc":
+        return f"[{node['path']}:{node['start_line']}-{node['end_line']}]"
+    day = time.strftime("%Y-%m-%d", time.gmtime(int(node.get("committed_at") or 0)))
+    return f"[commit {node['short']} {day}]"
+
+
+def _source(kind: str, node: dict[str, Any], score: float, via: str) -> Source:
+    title = node.get("heading") or node.get("title") if kind == "doc" else node.get("subject")
+    text = node.get("text") if kind == "doc" else node.get("message")
+    return Source(kind, node["id"], title or "", _citation(kind, node), text or "", round(score, 6), via)
+
+
+def by_question(store: GraphStore, query: str, query_vector: np.ndarray, limit: int = 3) -> list[Source]:
+    out: list[Source] = []
+    for kind, label in _LABELS.items():
+        lexical = bm25(store, query, (label,), label.lower())
+        lex_ids = [doc for (_, doc), _ in sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0][1]))][:CANDIDATES]
+        pool = [doc for doc, _ in store.vector(query_vector, CANDIDATES, label)]
+        cosine = {doc: float(vec @ query_vector) for doc, vec in store.embeddings(pool, label).items()}
+        vec_ids = [doc for doc, _ in sorted(cosine.items(), key=lambda kv: (-kv[1], kv[0]))]
+        fused = rrf({"lexical": lex_ids[:10], "vector": vec_ids[:10]}, {}, 60)
+        kept = [
+            (doc, score)
+            for doc, score, ranks in fused
+            if len(ranks) == 2 or cosine.get(doc, 0.0) >= MIN_COSINE
+        ][:limit]
+        nodes = store.nodes(label, [doc for doc, _ in kept])
+        out += [_source(kind, nodes[doc], score, "question") for doc, score in kept if doc in nodes]
+    return out
+
+
+def by_definitions(store: GraphStore, symbols: dict[str, str], limit: int = 3) -> list[Source]:
+    """The newest commits that touched the answer's definitions (``symbols``: id -> qualname), each
+    once, attached to the first definition it touched."""
+    touching = store.commits_touching(list(symbols), limit=limit)
+    seen: dict[str, tuple[int, str]] = {}
+    for sid in symbols:
+        for commit in touching.get(sid, []):
+            seen.setdefault(commit["id"], (commit["committed_at"], sid))
+    newest = sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+    nodes = store.nodes("Commit", [cid for cid, _ in newest])
+    return [_source("commit", nodes[cid], 0.0, symbols[sid]) for cid, (_, sid) in newest if cid in nodes]
+
+
+def related_sources(
+    store: GraphStore, query: str, query_vector: np.ndarray, symbols: dict[str, str], limit: int = 3
+) -> list[Source]:
+    found = by_question(store, query, query_vector, limit)
+    ids = {s.id for s in found}
+    found += [s for s in by_definitions(store, symbols, limit) if s.id not in ids]
+    return found
+
+
+def render_sources(sources: list[Source], max_lines: int = 12) -> list[str]:
+    """Markdown lines for an answer: each source with its citation and the start of its text."""
+    if not sources:
+        return []
+    lines = ["", "## Docs and history"]
+    for s in sources:
+        via = "" if s.via == "question" else f" (touched {s.via})"
+        lines.append(f"- {s.kind} {s.citation} {s.title}{via}")
+        body = [line for line in s.text.splitlines() if line.strip()][:max_lines]
+        lines += [f"  > {line}" for line in body]
+    return lines

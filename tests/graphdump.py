@@ -1,0 +1,78 @@
+"""The whole graph of a store as plain, comparable sets: every node with its properties (vectors
+left out) and every edge with its properties. Used to check that an incremental index equals a full
+rebuild, across backends too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NODES = {
+    "File": ("id", "language", "kind", "blob_sha", "loc", "module", "committed_at"),
+    "Symbol": (
+        "id",
+        "name",
+        "qualname",
+        "kind",
+        "path",
+        "start_line",
+        "end_line",
+        "signature",
+        "docstring",
+        "text",
+        "header",
+        "search_text",
+        "parent_id",
+        "language",
+        "file_kind",
+        "blob_sha",
+        "committed_at",
+    ),
+    "Chunk": ("id", "owner_id", "kind", "path", "start_line", "end_line", "text", "search_text"),
+    "External": ("id", "name", "resolved"),
+    "Doc": ("id", "path", "title", "heading", "start_line", "end_line", "text", "search_text"),
+    "Commit": ("id", "short", "author", "committed_at", "subject", "message", "search_text"),
+}
+EDGES = {
+    "DEFINES": ("line",),
+    "IMPORTS": ("line", "resolved_by"),
+    "CALLS": ("line", "resolved_by", "confidence"),
+    "INHERITS": ("line", "resolved_by"),
+    "PART_OF": (),
+    "MENTIONS": (),
+    "TOUCHES": (),
+}
+
+
+def _rows(store, query: str) -> list[list[Any]]:
+    if store.backend == "kuzu":
+        return store._run(query)
+    return store._read(query)
+
+
+def dump(store) -> dict[str, set[tuple]]:
+    out: dict[str, set[tuple]] = {}
+    for label, props in NODES.items():
+        cols = ", ".join(f"n.{p}" for p in props)
+        out[label] = {tuple(_norm(v) for v in row) for row in _rows(store, f"MATCH (n:{label}) RETURN {cols}")}
+    for rel, props in EDGES.items():
+        cols = "".join(f", r.{p}" for p in props)
+        rows = _rows(store, f"MATCH (a)-[r:{rel}]->(b) RETURN a.id, b.id{cols}")
+        out[rel] = {tuple(_norm(v) for v in row) for row in rows}
+    return out
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+def differences(left: dict[str, set[tuple]], right: dict[str, set[tuple]], limit: int = 8) -> list[str]:
+    """Readable differences: what only the left graph has, and what only the right has."""
+    lines: list[str] = []
+    for key in left:
+        only_left = sorted(left[key] - right[key], key=repr)[:limit]
+        only_right = sorted(right[key] - left[key], key=repr)[:limit]
+        lines += [f"{key} only in incremental: {r!r}"[:400] for r in only_left]
+        lines += [f"{key} only in full rebuild: {r!r}"[:400] for r in only_right]
+    return lines
