@@ -223,26 +223,34 @@ def _query_context(repo: Path | None, backend: str | None, read_only: bool = Tru
 def search_cmd(
     query: Annotated[str, typer.Argument(help="Words, an identifier, an error string...")],
     limit: LimitOpt = 10,
+    docs: Annotated[
+        bool, typer.Option("--docs", help="Search doc sections and commit messages instead of definitions.")
+    ] = False,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Hybrid (full-text + vector) search over definitions."""
+    """Hybrid (full-text + vector) search over definitions, or over docs and commits with --docs."""
     from cg.queries.explain import citation
     from cg.queries.search import search
+    from cg.queries.sources import by_question, render_sources
 
     with _errors():
         settings, store = _query_context(repo, backend)
         try:
-            hits = search(
-                store,
-                _embedder(settings),
-                query,
-                limit,
-                **_ranking(settings),
-            )
+            embedder = _embedder(settings)
+            if docs:
+                found = by_question(store, query, embedder.embed([query])[0], limit)
+            else:
+                hits = search(store, embedder, query, limit, **_ranking(settings))
         finally:
             store.close()
+        if docs:
+            if as_json:
+                _emit([f.as_dict() for f in found])
+            else:
+                typer.echo("\n".join(render_sources(found, max_lines=3)[2:]) if found else "no matches")
+            return
         if as_json:
             _emit([h.as_dict() for h in hits])
             return

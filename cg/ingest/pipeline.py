@@ -151,11 +151,10 @@ def resolve_extractions(
 
 @dataclass
 class Resolution:
-    """One file's resolved edges, the externals they name, and jedi's answers (kept for next time)."""
+    """One file's resolved edges and the externals they name."""
 
     edges: list[Edge]
     externals: list[External]
-    jedi: dict[tuple[int, int], list] = field(default_factory=dict)
 
 
 def resolve_files(
@@ -164,31 +163,20 @@ def resolve_files(
     targets: set[str] | None,
     progress: Progress | None = None,
     summary: IndexSummary | None = None,
-    cached: dict[str, dict[tuple[int, int], list]] | None = None,
-    ask: dict[str, set[tuple[int, int]]] | None = None,
 ) -> dict[str, Resolution]:
     """Edges and externals of the files in ``targets`` (every file when None), resolved against the
-    whole repository's ``extractions``. A file in ``ask`` with no position to ask again keeps its
-    ``cached`` jedi answers; any other file is asked about every position it has, as in a full run:
-    jedi caps how often it infers one function per script, so which other sites of the file are
-    asked changes the answer at a site, and a subset would not give what a full run gives."""
+    whole repository's ``extractions``. jedi is asked about every position of a target file, never
+    a subset: it caps how often it infers one function per script, so which other sites of a file
+    are asked changes the answer at a site, and a subset would not give what a full run gives."""
     progress = progress or _Silent()
     jedi: JediResults | None = None
     chosen = [ex for ex in extractions if targets is None or ex.file.path in targets]
-    keep = {path for path, positions in (ask or {}).items() if not positions}
     if settings.resolver == "jedi":
-        python = [ex for ex in chosen if ex.file.language == "python" and ex.file.path not in keep]
+        python = [ex for ex in chosen if ex.file.language == "python"]
         with progress.stage("jedi", len(python)) as advance:
             jedi = run_jedi(
-                settings.repo,
-                python,
-                property_names(extractions),
-                settings.jedi_workers,
-                settings.jedi_budget,
-                advance,
+                settings.repo, python, property_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
             )
-        for path in keep:
-            jedi.answers[path] = (cached or {}).get(path, {})
         if summary is not None:
             report = jedi.report
             summary.jedi_sites, summary.jedi_answered, summary.jedi_workers = (
@@ -201,8 +189,7 @@ def resolve_files(
     if summary is not None:
         summary.resolver = settings.resolver
     resolver = Resolver(extractions, jedi)
-    answers = jedi.answers if jedi is not None else {}
-    return {ex.file.path: Resolution(*resolver.edges(ex), answers.get(ex.file.path, {})) for ex in chosen}
+    return {ex.file.path: Resolution(*resolver.edges(ex)) for ex in chosen}
 
 
 def index_repository(
@@ -281,17 +268,10 @@ def index_repository(
     # -- resolve: changed files and the unchanged ones whose edges may now point elsewhere --------
     started = time.perf_counter()
     touched = changed_paths | set(removed)
-    names: set[str] = set()
-    for ex in [*fresh.values(), *(state.files[p].extraction for p in touched if p in state.files)]:
-        names |= _defined_names(ex) if ex is not None else set()
-    ask = _affected(state, extractions, touched, names) if trusted else {}
-    affected = set(ask)
+    affected = _affected(state, extractions, fresh, touched) if trusted else set()
     summary.affected = len(affected)
     targets = set(fresh) | affected
-    cached = {p: state.files[p].jedi for p in affected}
-    resolved = (
-        resolve_files(settings, list(extractions.values()), targets, progress, summary, cached, ask) if targets else {}
-    )
+    resolved = resolve_files(settings, list(extractions.values()), targets, progress, summary) if targets else {}
     summary.seconds["resolve"] = time.perf_counter() - started - summary.seconds.get("jedi", 0.0)
 
     # -- chunk and embed what is new --------------------------------------------------------------
@@ -355,7 +335,7 @@ def index_repository(
                 res = resolved[ex.file.path]
             else:  # only its commit time changed: its edges are the ones it had
                 fs = files[ex.file.path]
-                res = Resolution(fs.edges, fs.externals, fs.jedi)
+                res = Resolution(fs.edges, fs.externals)
             edges, externals = res.edges, res.externals
             store.write_file(
                 FileWrite(
@@ -377,7 +357,6 @@ def index_repository(
                 externals,
                 [len(s.search_text.split()) for s in unit.symbols] + [len(c.search_text.split()) for c in unit.chunks],
                 len(unit.chunks),
-                jedi=res.jedi,
             )
             advance(1)
         for source in docs:
@@ -398,7 +377,7 @@ def index_repository(
         store.delete_edges(kept)
         for path in kept:
             res = resolved[path]
-            files[path] = replace(files[path], edges=res.edges, externals=res.externals, jedi=res.jedi)
+            files[path] = replace(files[path], edges=res.edges, externals=res.externals)
         written = set(fresh) | set(retimed) | set(kept)
         store.write_edges(
             [e for p in sorted(written) for e in files[p].edges],
@@ -456,48 +435,78 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _defined_names(ex: FileExtraction) -> set[str]:
-    names = {s.name for s in ex.symbols if s.kind != "module"}
-    names.update(t.name.removeprefix("self.") for t in ex.assignments)
-    if ex.file.module:
-        names.update(ex.file.module.split("."))
-    return names
+def _interface(ex: FileExtraction | None) -> dict[str, tuple]:
+    """What other files can see of a file, keyed so that old and new versions compare: every
+    definition (name, kind, signature, decorators), every typed name (module variables and
+    attributes, with their type), every name it imports (a re-export to its importers) and every
+    base class. The first element of each value is the name other files would write."""
+    if ex is None:
+        return {}
+    out: dict[str, tuple] = {}
+    for s in ex.symbols:
+        if s.kind != "module":
+            out[f"def {s.id}"] = (s.name, s.kind, s.signature, s.decorators, s.parent_id)
+    for t in ex.assignments:
+        out[f"var {t.scope_id} {t.name}"] = (t.name.removeprefix("self."), t.type_expr)
+    for i in ex.imports:
+        out[f"import {i.local_name}"] = (i.local_name, i.module, i.name, i.level)
+    for b in ex.bases:
+        out[f"base {b.class_id} {b.expr}"] = (b.class_id.rsplit(".", 1)[-1].rsplit("::", 1)[-1], b.expr)
+    return out
 
 
-def _sites(ex: FileExtraction) -> list[tuple[tuple[int, int], set[str]]]:
-    """Every position resolution asks about, with the identifiers its expression is made of."""
-    out = [((c.line, c.column), set(_WORD.findall(c.callee))) for c in ex.calls]
-    out += [((i.line, i.column), set(_WORD.findall(f"{i.module} {i.name} {i.alias}"))) for i in ex.imports]
-    out += [((b.line, b.column), set(_WORD.findall(b.expr))) for b in ex.bases]
-    out += [((r.line, r.column), {r.attr}) for r in ex.attribute_reads]
+def _sites(ex: FileExtraction) -> list[set[str]]:
+    """The identifiers of every expression resolution looks at: callees, imports, bases, property reads."""
+    out = [set(_WORD.findall(c.callee)) for c in ex.calls]
+    out += [set(_WORD.findall(f"{i.module} {i.name} {i.alias}")) for i in ex.imports]
+    out += [set(_WORD.findall(b.expr)) for b in ex.bases]
+    out += [{r.attr} for r in ex.attribute_reads]
     return out
 
 
 def _affected(
     state: IndexState,
     extractions: dict[str, FileExtraction],
+    fresh: dict[str, FileExtraction],
     touched: set[str],
-    names: set[str],
-) -> dict[str, set[tuple[int, int]]]:
-    """Unchanged files whose edges may change because of the ``touched`` (changed, added, removed)
-    files, each with the positions jedi must be asked about again: the sites whose expression
-    names something the touched files define or defined (a renamed function must lose its callers'
-    edges, a new one must gain them) and the sites whose last answer lay in a touched file. A file
-    with an edge into a touched file is re-resolved even without such a site (the name resolver is
-    cheap and answers from the whole repository). Over-approximate on purpose: re-asking a site
-    too many costs milliseconds, one too few leaves a wrong edge. See docs/freshness.md."""
-    out: dict[str, set[tuple[int, int]]] = {}
+) -> set[str]:
+    """Unchanged files whose edges may change because of the ``touched`` files (changed, added or
+    removed), found by comparing each touched file's old and new version:
+
+    - a name whose definition, type, import or bases appeared, vanished or changed shape: every
+      file that writes that name is re-resolved (a renamed function must lose its callers' edges, a
+      new one must gain them, a dropped re-export must break its importers');
+    - a definition that vanished or whose body changed: every file with an edge into it is
+      re-resolved (jedi infers through bodies: what ``make()`` returns decides what ``make().run()``
+      calls), as is every file with an edge into a removed file.
+
+    A body-only edit thus costs its callers, not every file that imports the module. See
+    docs/freshness.md for what this leaves out and why."""
+    names: set[str] = set()
+    targets: set[str] = set()
+    for path in touched:
+        before = state.files[path].extraction if path in state.files else None
+        after = fresh.get(path)
+        if before is None and after is None:  # a document: nothing resolves against it
+            continue
+        old, new = _interface(before), _interface(after)
+        names.update(old[k][0] for k in old if new.get(k) != old[k])
+        names.update(new[k][0] for k in new if old.get(k) != new[k])
+        if before is None or after is None:  # a module appeared or vanished
+            names.add(((before or after).file.module or path).rsplit(".", 1)[-1])
+            targets.add(path)
+        old_text = {s.id: s.text for s in before.symbols} if before else {}
+        new_text = {s.id: s.text for s in after.symbols} if after else {}
+        targets.update(sid for sid, text in old_text.items() if new_text.get(sid) != text)
+    names.discard("")
+    out: set[str] = set()
     for path, ex in extractions.items():
         if path in touched or path not in state.files:
             continue
-        fs = state.files[path]
-        ask = {
-            pos
-            for pos, words in _sites(ex)
-            if words & names or any(answer[1] in touched for answer in fs.jedi.get(pos, ()))
-        }
-        if ask or any((e.dst if e.dst_label == "File" else e.dst.split("::", 1)[0]) in touched for e in fs.edges):
-            out[path] = ask
+        if any(e.dst in targets or e.dst.split("::", 1)[0] in targets for e in state.files[path].edges):
+            out.add(path)
+        elif any(words & names for words in _sites(ex)):
+            out.add(path)
     return out
 
 

@@ -39,7 +39,6 @@ class FileState:
     chunks: int = 0
     sections: list[DocSection] = field(default_factory=list)  # docs
     mentions: list[tuple[str, str]] = field(default_factory=list)  # (doc id, symbol id)
-    jedi: dict[tuple[int, int], list] = field(default_factory=dict)  # position -> jedi's answers
 
 
 @dataclass

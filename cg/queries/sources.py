@@ -60,11 +60,9 @@ def by_question(store: GraphStore, query: str, query_vector: np.ndarray, limit: 
         cosine = {doc: float(vec @ query_vector) for doc, vec in store.embeddings(pool, label).items()}
         vec_ids = [doc for doc, _ in sorted(cosine.items(), key=lambda kv: (-kv[1], kv[0]))]
         fused = rrf({"lexical": lex_ids[:10], "vector": vec_ids[:10]}, {}, 60)
-        kept = [
-            (doc, score)
-            for doc, score, ranks in fused
-            if len(ranks) == 2 or cosine.get(doc, 0.0) >= MIN_COSINE
-        ][:limit]
+        kept = [(doc, score) for doc, score, ranks in fused if len(ranks) == 2 or cosine.get(doc, 0.0) >= MIN_COSINE][
+            :limit
+        ]
         nodes = store.nodes(label, [doc for doc, _ in kept])
         out += [_source(kind, nodes[doc], score, "question") for doc, score in kept if doc in nodes]
     return out
@@ -92,7 +90,7 @@ def related_sources(
     return found
 
 
-def render_sources(sources: list[Source], max_lines: int = 12) -> list[str]:
+def render_sources(sources: list[Source], max_lines: int = 8) -> list[str]:
     """Markdown lines for an answer: each source with its citation and the start of its text."""
     if not sources:
         return []
