@@ -294,7 +294,7 @@ class Neo4jStore:
         if not ids:
             return []
         return self._dicts(
-            f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {_SUMMARY}, c.id AS parent_id",
+            f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {_SUMMARY}",
             ids=ids,
         )
 

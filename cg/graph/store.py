@@ -41,6 +41,7 @@ SUMMARY_FIELDS = (
     "end_line",
     "signature",
     "docstring",
+    "parent_id",
 )
 
 
@@ -136,7 +137,7 @@ class GraphStore(Protocol):
         direct subclasses ('in')."""
 
     def members(self, ids: list[str]) -> list[dict[str, Any]]:
-        """SUMMARY_FIELDS of the definitions directly inside these (a class's methods), with ``parent_id``."""
+        """SUMMARY_FIELDS of the definitions directly inside these (a class's methods)."""
 
     def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
         """(importing file, imported node id, line) for IMPORTS edges into these Symbols or Files."""
