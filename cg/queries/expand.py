@@ -1,7 +1,7 @@
 """Breadth-first expansion over CALLS from a set of seeds, callers and callees separately, with a
 depth cap and a per-node fan-out cap so that a hub (a logger, a base class) cannot flood an answer.
-Precise edges are preferred when a fan-out must be cut: in-repo definitions before externals,
-scope/import/self resolutions before looser ones, then source order."""
+Precise edges are preferred when a fan-out must be cut: in-repo definitions before externals, code
+before tests, jedi/import resolutions before bare-name matches, then source order."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cg.graph.store import CallRow, GraphStore
+from cg.ingest.walk import is_test_path
 
 _RESOLUTION_ORDER = {"jedi": 0, "import": 1, "name": 2, "unresolved": 9}
 
@@ -27,7 +28,8 @@ class Step:
 
 
 def _priority(row: CallRow) -> tuple:
-    return (row.other_label != "Symbol", _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line, row.other["id"])
+    test = is_test_path(row.other.get("path") or "")
+    return (row.other_label != "Symbol", test, _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line, row.other["id"])
 
 
 def expand(

@@ -37,9 +37,7 @@ class CallPath:
     def as_dict(self) -> dict[str, Any]:
         return {
             "length": len(self.hops),
-            "nodes": [
-                {"id": n["id"], "qualname": n.get("qualname"), "citation": citation(n)} for n in self.nodes
-            ],
+            "nodes": [{"id": n["id"], "qualname": n.get("qualname"), "citation": citation(n)} for n in self.nodes],
             "hops": [{"src": h.src, "dst": h.dst, "line": h.line, "resolved_by": h.resolved_by} for h in self.hops],
         }
 
