@@ -439,7 +439,7 @@ def render_markdown(result: Explanation) -> str:
     """A numbered walkthrough in flow order; each step says how it is reached and what it calls next."""
     out: list[str] = [f"# How it works: {result.query}", ""]
     if not result.found:
-        out.append("Nothing in the index matches this question: no definition contains enough of its words or names it.")
+        out.append("Nothing in the index matches this question: no definition holds enough of its words or names it.")
         if result.nearest:
             near = ", ".join(f"{h.symbol['qualname']} {citation(h.symbol)}" for h in result.nearest)
             out.append(f"Closest by meaning alone (probably unrelated): {near}.")

@@ -73,9 +73,8 @@ def test_search_json_fields_and_limit(indexed_shop):
 def test_callers_and_callees(indexed_shop):
     repo, _ = indexed_shop
     out = cg_command("callers", "schedule_payment_retry", "--repo", str(repo)).stdout
-    assert (
-        "shop.payments.service.PaymentService.charge_invoice [shop/payments/service.py:46-72] (calls it at line 64, jedi)"
-    ) in out
+    caller = "shop.payments.service.PaymentService.charge_invoice [shop/payments/service.py:46-72]"
+    assert f"  {caller} (calls it at line 64, jedi)" in out
     data = json.loads(cg_command("callees", "RetryPolicy.delay_for", "--json", "--repo", str(repo)).stdout)
     targets = {c["qualname"]: c for c in data["callees"]}
     assert targets["shop.payments.retry.compute_backoff"]["line"] == 55
