@@ -329,7 +329,7 @@ def _flow_order(result: Explanation) -> list[str]:
 
     entries = [i for i, n in result.nodes.items() if n.entry]
     for i in entries:
-        reach[i] = sum(result.nodes[j].weight for j in reachable(i))
+        reach[i] = round(sum(sorted(result.nodes[j].weight for j in reachable(i))), 9)  # no set-order jitter
     entries.sort(key=lambda i: (_ENTRY_RANK[result.nodes[i].entry], -reach[i], i))
     order: list[str] = []
     placed: set[str] = set()
@@ -432,7 +432,8 @@ def trim_body(text: str, node: dict[str, Any]) -> str:
         return text
     body = next((line for line in lines[end:] if line.strip()), "    ")
     indent = " " * (len(body) - len(body.lstrip()))
-    return "\n".join([*lines[:end], f"{indent}...  # {rest} more lines (trimmed by the token budget)"])
+    more = f"{rest} more line{'s' if rest != 1 else ''}"
+    return "\n".join([*lines[:end], f"{indent}...  # {more} (trimmed by the token budget)"])
 
 
 def render_markdown(result: Explanation) -> str:
