@@ -224,7 +224,7 @@ def explain(
     via: dict[str, str] = {}
     for steps, name in ((up, "caller"), (down, "callee")):
         for s in steps:  # breadth-first: a step's parent is weighed before it
-            penalty = 1.0 + math.log2(1 + max(0, hub.get(s.id, 0) - HUB_FREE)) if name == "callee" else 1.0
+            penalty = hub_penalty(hub.get(s.id, 0)) if name == "callee" else 1.0
             w = weight.get(s.via, 0.0) * (DECAY if name == "callee" else DECAY_UP) / penalty
             if w > weight.get(s.id, 0.0) and s.id not in role:
                 weight[s.id], via[s.id] = w, s.via
@@ -248,6 +248,11 @@ def explain(
     result.tests = _tests(tests, nodes)
     _spend_budget(result)
     return result
+
+
+def hub_penalty(callers: int) -> float:
+    """What a callee's weight is divided by: 1 up to HUB_FREE callers, then growing with the log of the rest."""
+    return 1.0 + math.log2(1 + max(0, callers - HUB_FREE))
 
 
 def _constructor_twin(step: Step, steps: list[Step]) -> bool:
