@@ -298,6 +298,17 @@ def _lookup(store, ref: str) -> dict[str, Any]:
 SymbolArg = Annotated[str, typer.Argument(help="Qualified name, unique short name, id, or path:line.")]
 
 
+def _answer(repo: Path | None, backend: str | None, as_json: bool, ask, as_dict, render) -> None:
+    """Open the index, ask one question of it, print the answer as JSON or text."""
+    with _errors():
+        _, store = _query_context(repo, backend)
+        try:
+            result = ask(store)
+        finally:
+            store.close()
+        typer.echo(json.dumps(as_dict(result), indent=2, default=str) if as_json else render(result))
+
+
 @app.command("impact")
 def impact_cmd(
     symbol: SymbolArg,
@@ -307,18 +318,16 @@ def impact_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """What breaks if SYMBOL changes: callers by depth, subclasses and overrides, importers, tests."""
-    from cg.queries.impact import impact, render_impact
+    from cg.queries.impact import Impact, impact, render_impact
 
-    with _errors():
-        _, store = _query_context(repo, backend)
-        try:
-            result = impact(store, _lookup(store, symbol), depth=depth)
-        finally:
-            store.close()
-        if as_json:
-            _emit(result.as_dict())
-        else:
-            typer.echo(render_impact(result))
+    _answer(
+        repo,
+        backend,
+        as_json,
+        lambda store: impact(store, _lookup(store, symbol), depth=depth),
+        Impact.as_dict,
+        render_impact,
+    )
 
 
 @app.command("path")
@@ -334,17 +343,18 @@ def path_cmd(
     """The shortest call paths from SOURCE to TARGET, each hop cited."""
     from cg.queries.paths import call_paths, render_paths
 
-    with _errors():
-        _, store = _query_context(repo, backend)
-        try:
-            a, b = _lookup(store, source), _lookup(store, target)
-            paths = call_paths(store, a, b, k=k, max_depth=depth)
-        finally:
-            store.close()
-        if as_json:
-            _emit({"source": a["id"], "target": b["id"], "paths": [p.as_dict() for p in paths]})
-        else:
-            typer.echo(render_paths(a, b, paths))
+    def ask(store):
+        a, b = _lookup(store, source), _lookup(store, target)
+        return a, b, call_paths(store, a, b, k=k, max_depth=depth)
+
+    _answer(
+        repo,
+        backend,
+        as_json,
+        ask,
+        lambda r: {"source": r[0]["id"], "target": r[1]["id"], "paths": [p.as_dict() for p in r[2]]},
+        lambda r: render_paths(*r),
+    )
 
 
 def _neighbours(

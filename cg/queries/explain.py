@@ -13,7 +13,7 @@ constructor, a config getter) says little about this flow and would crowd out th
 flow keeps the ``max_nodes`` heaviest steps plus the chain that connects each of them to a seed.
 
 Entry points and order. A step nothing else in the flow calls is where the flow starts; it is ranked
-route or CLI decorator first, then ``main``, then public API (nothing in the repository calls it), then
+route or CLI decorator first, then ``main``, then public API (no code outside the tests calls it), then
 a step whose callers lie beyond the depth limit; test functions start a flow only when nothing else
 does (otherwise they are listed as the tests that exercise it). The order is a depth-first walk from
 the entry points along CALLS in call-site order, so the answer reads entry -> ... -> leaves.
@@ -57,8 +57,8 @@ _ENTRY_TEXT = {
     "route": "HTTP route",
     "cli": "command-line entry",
     "main": "program entry (main)",
-    "public": "public API: nothing in the repository calls it",
-    "uncalled": "nothing in the repository calls it",
+    "public": "public API: no code outside the tests calls it",
+    "uncalled": "no code outside the tests calls it",
     "partial": "the flow continues above it (callers beyond --depth)",
     "test": "test function (no other entry point found)",
 }
