@@ -253,7 +253,9 @@ def explain_cmd(
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="How many seed definitions.")] = 3,
-    depth: Annotated[int | None, typer.Option("--depth", min=0, help="Call-graph hops each way.")] = None,
+    depth: Annotated[
+        int | None, typer.Option("--depth", min=0, help="Hops of callees (callers get one more, up to the entry).")
+    ] = None,
     budget: Annotated[int | None, typer.Option("--budget", min=100, help="Token budget for the answer.")] = None,
     output_format: FormatOpt = "markdown",
     as_json: JsonOpt = False,

@@ -7,7 +7,8 @@ walked both ways over CALLS, precise edges first (see expand.py): callers one ho
 because the flow has to be traced up to where it starts. Methods the flow calls that subclasses
 override join the flow as dispatch steps, since a call through the base runs one of them.
 
-Hub down-weighting. Each step's weight is its parent's times a decay per hop, divided, for callees, by
+Hub down-weighting. Each step's weight is its parent's times a decay per hop (and 0.7 when the edge is a
+bare-name match rather than a jedi or import resolution), divided, for callees, by
 ``1 + log2(1 + callers beyond HUB_FREE)``: a helper called from everywhere (a logger, an error
 constructor, a config getter) says little about this flow and would crowd out the steps that do. The
 flow keeps the ``max_nodes`` heaviest steps plus the chain that connects each of them to a seed.
@@ -45,6 +46,7 @@ CHARS_PER_TOKEN = 4  # a conservative average for code under BPE/WordPiece token
 DECAY = 0.6  # weight kept per hop down from a seed (callees)
 DECAY_UP = 0.8  # per hop up (callers): the way up leads to where the flow starts, which the answer needs
 HUB_FREE = 3  # callers a definition may have before it counts as a hub
+EDGE_TRUST = {"jedi": 1.0, "import": 1.0, "name": 0.7}  # a bare-name match may be the wrong definition
 MIN_WEIGHT = 0.02
 MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
 _PRIMARY_KINDS = ("function", "method", "class")
@@ -225,7 +227,8 @@ def explain(
     for steps, name in ((up, "caller"), (down, "callee")):
         for s in steps:  # breadth-first: a step's parent is weighed before it
             penalty = hub_penalty(hub.get(s.id, 0)) if name == "callee" else 1.0
-            w = weight.get(s.via, 0.0) * (DECAY if name == "callee" else DECAY_UP) / penalty
+            trust = EDGE_TRUST.get(s.resolved_by, EDGE_TRUST["name"])
+            w = weight.get(s.via, 0.0) * (DECAY if name == "callee" else DECAY_UP) * trust / penalty
             if w > weight.get(s.id, 0.0) and s.id not in role:
                 weight[s.id], via[s.id] = w, s.via
                 role[s.id] = name
@@ -469,26 +472,28 @@ def render_markdown(result: Explanation) -> str:
         node = result.nodes[i]
         n = node.node
         out.append(_heading(position[i], n))
+        if n.get("docstring"):
+            out.extend([f"> {n['docstring'].splitlines()[0]}", ""])
+        facts = []
         if node.entry:
             how = _ENTRY_TEXT[node.entry]
             if node.entry in ("route", "cli") and node.decorators:
                 how += f" (@{node.decorators[0]})"
-            out.append(f"Entry point: {how}.")
+            facts.append(f"Entry point: {how}.")
         callers = [e for e in incoming.get(i, []) if e.type == "CALLS"]
         if callers:
-            out.append("Called by: " + "; ".join(f"{ref(e.src)} at line {e.line}" for e in callers))
+            facts.append("Called by: " + "; ".join(f"{ref(e.src)} at line {e.line}" for e in callers))
         if node.role == "override" and n.get("overrides") in position:
-            out.append(f"Overrides {ref(n['overrides'])}: a call through the base method may run this one.")
+            facts.append(f"Overrides {ref(n['overrides'])}: a call through the base method may run this one.")
         if node.role == "seed":
-            out.append("Matches the question.")
-        if n.get("docstring"):
-            out.append(f"> {n['docstring'].splitlines()[0]}")
+            facts.append("Matches the question.")
         calls = [e for e in outgoing.get(i, []) if e.type == "CALLS"]
         if calls:
-            out.append("Calls: " + "; ".join(f"{ref(e.dst)} (line {e.line}, {e.resolved_by})" for e in calls))
+            facts.append("Calls: " + "; ".join(f"{ref(e.dst)} (line {e.line}, {e.resolved_by})" for e in calls))
         dispatch = [e for e in outgoing.get(i, []) if e.type == "DISPATCH"]
         if dispatch:
-            out.append("May dispatch to: " + "; ".join(ref(e.dst) for e in dispatch))
+            facts.append("May dispatch to: " + "; ".join(ref(e.dst) for e in dispatch))
+        out.extend(f"- {fact}" for fact in facts)
         out.append("")
         if node.code is not None:
             out.extend(["```python", node.code, "```", ""])
@@ -500,7 +505,7 @@ def render_markdown(result: Explanation) -> str:
     if trimmed or result.omitted:
         out.append(f"## Left out to stay within {result.token_budget} tokens (raise --budget to see more)")
         if trimmed:
-            out.append("Bodies trimmed to their signature: " + ", ".join(ref(i) for i in trimmed))
+            out.append("- bodies trimmed to their signature: " + ", ".join(ref(i) for i in trimmed))
         for item in result.omitted:
             out.append(f"- left out: {item['qualname']} {item['citation']} (~{item['tokens']} tokens)")
     return "\n".join(out).rstrip() + "\n"

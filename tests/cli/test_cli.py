@@ -37,9 +37,9 @@ def test_explain_payment_retry_is_a_cited_walkthrough(indexed_shop):
     retry = names.index("shop.payments.retry.schedule_payment_retry") + 1
     delay = names.index("shop.payments.retry.RetryPolicy.delay_for") + 1
     assert f"{delay}. RetryPolicy.delay_for (line 108, jedi)" in text  # what the scheduler calls next
-    assert f"Called by: {retry}. schedule_payment_retry at line 108" in text
+    assert f"- Called by: {retry}. schedule_payment_retry at line 108" in text
     assert "def schedule_payment_retry(" in text
-    assert "Entry point: " in text
+    assert "\n- Entry point: " in text
 
 
 def test_explain_json(indexed_shop):

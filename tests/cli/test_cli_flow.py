@@ -68,7 +68,7 @@ def test_explain_markdown_reads_in_flow_order(indexed_shop):
     names = [name for _, name in headings]
     scheduler = names.index("shop.payments.retry.schedule_payment_retry")
     assert scheduler < names.index("shop.payments.retry.RetryPolicy.delay_for")
-    assert re.search(r"^## 1\. .*\nEntry point: ", text, re.M)
+    assert re.search(r"^## 1\. .*\n(> .*\n\n)?- Entry point: ", text, re.M)
     assert "## Tests that exercise this flow" in text
     assert "- tests.test_retry.test_schedule_payment_retry_raises_when_exhausted [tests/test_retry.py:66-71]" in text
     assert "\x1b[" not in text  # no terminal escapes when piped
