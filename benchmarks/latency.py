@@ -135,6 +135,7 @@ def measure(repo: Path, backend: str, questions: list[str]) -> dict:
 
 def main() -> None:
     _quiet_model_loading()
+    load = os.getloadavg()
     backends = ["kuzu"] + (["neo4j"] if os.environ.get("NEO4J_URI") else [])
     projects = [("examples/shop", ROOT / "examples" / "shop"), ("requests 2.32.3", fetch_sdist("requests", "2.32.3"))]
     rows = []
@@ -159,10 +160,10 @@ def main() -> None:
         "(its embedding computed by the model, not taken from the cache), impact runs on each question's first",
         "seed and path from the flow's first entry point to that seed. Defaults: depth 2, fan-out 6, budget",
         "6000 tokens. Model: all-MiniLM-L6-v2 on torch, CPU; model load is timed apart and is not in any answer.",
-        "" if "neo4j" in backends else "Neo4j: not measured in this run (NEO4J_URI not set).",
-        "",
         "Explain includes embedding the question with the model; the query-embedding columns show that part.",
-        "The machine is shared: a p95 far above the p50 is time the process spent waiting for a core.",
+        f"Load average (1 min) at the start and the end of the run: {load[0]:.1f} and {os.getloadavg()[0]:.1f}",
+        f"on {os.cpu_count()} cores; a p95 far above the p50 is mostly time spent waiting for a core.",
+        *([] if "neo4j" in backends else ["Neo4j: not measured in this run (NEO4J_URI not set)."]),
         "",
         "| project | backend | model load s | explain p50 ms | explain p95 ms | query embedding p50 ms "
         "| query embedding p95 ms | impact p50 ms | impact p95 ms | path p50 ms | path p95 ms "
