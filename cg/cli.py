@@ -231,7 +231,7 @@ def search_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid (full-text + vector) search over definitions, or over docs and commits with --docs."""
-    from cg.queries.explain import citation
+    from cg.queries.lookup import citation
     from cg.queries.search import search
     from cg.queries.sources import by_question, render_sources
 
@@ -263,20 +263,40 @@ def search_cmd(
                 typer.echo(f"      {s['docstring'].splitlines()[0]}")
 
 
+FORMATS = ("markdown", "json", "mermaid")
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="markdown (default), json or mermaid.")]
+
+
+def _print_markdown(text: str) -> None:
+    """Rich rendering on a terminal, the plain Markdown text when piped."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+    else:
+        typer.echo(text, nl=False)
+
+
 @app.command("explain")
 def explain_cmd(
-    query: Annotated[str, typer.Argument(help='What to explain, e.g. "payment retry".')],
+    query: Annotated[str, typer.Argument(help='What to explain, e.g. "how is a failed payment retried?".')],
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="How many seed definitions.")] = 3,
-    depth: Annotated[int | None, typer.Option("--depth", min=0, help="Call-graph hops each way.")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", min=100, help="Token budget for code.")] = None,
+    depth: Annotated[
+        int | None, typer.Option("--depth", min=0, help="Hops of callees (callers get one more, up to the entry).")
+    ] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=100, help="Token budget for the answer.")] = None,
+    output_format: FormatOpt = "markdown",
     as_json: JsonOpt = False,
 ) -> None:
-    """How does X work: seed definitions and their call flow, with citations and code."""
-    from cg.queries.explain import explain, render_markdown
+    """How does X work: the call flow from its entry points, in order, with citations and code."""
+    from cg.queries.explain import explain, render_markdown, render_mermaid
 
     with _errors():
+        if output_format not in FORMATS:
+            raise UserError(f"unknown --format {output_format!r} (one of {', '.join(FORMATS)})")
         settings, store = _query_context(repo, backend)
         try:
             result = explain(
@@ -291,96 +311,168 @@ def explain_cmd(
             )
         finally:
             store.close()
-        if as_json:
+        if as_json or output_format == "json":
             _emit(result.as_dict())
+        elif output_format == "mermaid":
+            typer.echo(render_mermaid(result), nl=False)
         else:
-            typer.echo(render_markdown(result))
+            _print_markdown(render_markdown(result))
+
+
+def _lookup(store, ref: str) -> dict[str, Any]:
+    from cg.queries.lookup import SymbolLookupError, resolve_symbol
+
+    try:
+        return resolve_symbol(store, ref)
+    except SymbolLookupError as exc:
+        raise UserError(str(exc)) from exc
+
+
+SymbolArg = Annotated[str, typer.Argument(help="Qualified name, unique short name, id, or path:line.")]
+
+
+def _answer(repo: Path | None, backend: str | None, as_json: bool, ask, as_dict, render) -> None:
+    """Open the index, ask one question of it, print the answer as JSON or text."""
+    with _errors():
+        _, store = _query_context(repo, backend)
+        try:
+            result = ask(store)
+        finally:
+            store.close()
+        typer.echo(json.dumps(as_dict(result), indent=2, default=str) if as_json else render(result))
+
+
+@app.command("impact")
+def impact_cmd(
+    symbol: SymbolArg,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Hops of callers to list.")] = 3,
+    repo: RepoOpt = None,
+    backend: BackendOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What breaks if SYMBOL changes: callers by depth, subclasses and overrides, importers, tests."""
+    from cg.queries.impact import Impact, impact, render_impact
+
+    _answer(
+        repo,
+        backend,
+        as_json,
+        lambda store: impact(store, _lookup(store, symbol), depth=depth),
+        Impact.as_dict,
+        render_impact,
+    )
+
+
+@app.command("path")
+def path_cmd(
+    source: Annotated[str, typer.Argument(help="Where the calls start (name, qualified name or path:line).")],
+    target: Annotated[str, typer.Argument(help="Where they should arrive.")],
+    k: Annotated[int, typer.Option("-k", "--paths", min=1, help="How many paths, shortest first.")] = 3,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Longest path, in calls.")] = 6,
+    repo: RepoOpt = None,
+    backend: BackendOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The shortest call paths from SOURCE to TARGET, each hop cited."""
+    from cg.queries.paths import call_paths, render_paths
+
+    def ask(store):
+        a, b = _lookup(store, source), _lookup(store, target)
+        return a, b, call_paths(store, a, b, k=k, max_depth=depth)
+
+    _answer(
+        repo,
+        backend,
+        as_json,
+        ask,
+        lambda r: {"source": r[0]["id"], "target": r[1]["id"], "paths": [p.as_dict() for p in r[2]]},
+        lambda r: render_paths(*r),
+    )
 
 
 def _neighbours(
     symbol: str, direction: str, repo: Path | None, backend: str | None, depth: int, limit: int, as_json: bool
 ) -> None:
     from cg.queries.expand import expand
-    from cg.queries.explain import citation
+    from cg.queries.lookup import citation
 
     with _errors():
         _, store = _query_context(repo, backend)
         try:
-            matches = store.find_symbols(symbol, limit=20)
-            if not matches:
-                raise UserError(f"no definition matches {symbol!r} (try a qualified name or `cg search`)")
-            results = []
-            for match in matches:
-                steps = expand(
-                    store,
-                    [match["id"]],
-                    direction,
-                    depth=depth,
-                    fanout=limit,
-                    include_external=direction == "out",
-                )
-                results.append((match, steps))
+            match = _lookup(store, symbol)
+            steps = expand(
+                store, [match["id"]], direction, depth=depth, fanout=limit, include_external=direction == "out"
+            )
         finally:
             store.close()
+        key = "callers" if direction == "in" else "callees"
         if as_json:
-            key = "callers" if direction == "in" else "callees"
             _emit(
-                [
-                    {
-                        "symbol": m,
-                        key: [
-                            {
-                                "id": s.id,
-                                "qualname": s.node.get("qualname"),
-                                "kind": s.node.get("kind"),
-                                "path": s.node.get("path"),
-                                "start_line": s.node.get("start_line"),
-                                "end_line": s.node.get("end_line"),
-                                "depth": s.depth,
-                                "line": s.line,
-                                "resolved_by": s.resolved_by,
-                                "label": s.label,
-                            }
-                            for s in steps
-                        ],
-                    }
-                    for m, steps in results
-                ]
+                {
+                    "symbol": match,
+                    key: [
+                        {
+                            "id": s.id,
+                            "qualname": s.node.get("qualname"),
+                            "kind": s.node.get("kind"),
+                            "path": s.node.get("path"),
+                            "start_line": s.node.get("start_line"),
+                            "end_line": s.node.get("end_line"),
+                            "citation": citation(s.node),
+                            "depth": s.depth,
+                            "via": s.via,
+                            "line": s.line,
+                            "resolved_by": s.resolved_by,
+                            "label": s.label,
+                        }
+                        for s in steps
+                    ],
+                }
             )
             return
-        word = "callers" if direction == "in" else "callees"
-        for match, steps in results:
-            typer.echo(f"{match['qualname']} {citation(match)}: {len(steps)} {word}")
-            for s in steps:
+        typer.echo(
+            f"{match['qualname']} {citation(match)}: {len(steps)} {key}"
+            + (f" within {depth} hops" if depth > 1 else "")
+        )
+        children: dict[str, list] = {}
+        for s in steps:
+            children.setdefault(s.via, []).append(s)
+
+        def show(parent: str, indent: int) -> None:
+            for s in children.get(parent, []):
+                verb = "calls it" if direction == "in" else "called"
                 typer.echo(
-                    f"  {'  ' * (s.depth - 1)}{s.node.get('qualname') or s.id} {citation(s.node)}"
-                    f" line {s.line} ({s.resolved_by})"
+                    f"{'  ' * indent}{s.node.get('qualname') or s.id} {citation(s.node)}"
+                    f" ({verb} at line {s.line}, {s.resolved_by})"
                 )
+                show(s.id, indent + 1)
+
+        show(match["id"], 1)
 
 
 @app.command()
 def callers(
-    symbol: Annotated[str, typer.Argument(help="Name, qualified name or id.")],
-    depth: Annotated[int, typer.Option("--depth", min=1)] = 1,
-    limit: LimitOpt = 50,
+    symbol: SymbolArg,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Callers of callers, this many hops.")] = 1,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many per definition.")] = 50,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Who calls SYMBOL."""
+    """Who calls SYMBOL (and who calls them, with --depth)."""
     _neighbours(symbol, "in", repo, backend, depth, limit, as_json)
 
 
 @app.command()
 def callees(
-    symbol: Annotated[str, typer.Argument(help="Name, qualified name or id.")],
-    depth: Annotated[int, typer.Option("--depth", min=1)] = 1,
-    limit: LimitOpt = 50,
+    symbol: SymbolArg,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Callees of callees, this many hops.")] = 1,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many per definition.")] = 50,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """What SYMBOL calls (definitions in the repo and external targets)."""
+    """What SYMBOL calls (definitions in the repo and external targets; theirs too, with --depth)."""
     _neighbours(symbol, "out", repo, backend, depth, limit, as_json)
 
 

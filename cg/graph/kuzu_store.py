@@ -434,13 +434,8 @@ class KuzuStore:
         if not ids:
             return {}
         extra = ", n.text AS text, n.header AS header" if with_text else ""
-        result = self._conn.execute(f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {_SUMMARY}{extra}", {"ids": ids})
-        out: dict[str, dict[str, Any]] = {}
-        columns = result.get_column_names()
-        while result.has_next():
-            row = dict(zip(columns, result.get_next(), strict=True))
-            out[row["id"]] = row
-        return out
+        rows = self._dicts(f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {_SUMMARY}{extra}", {"ids": ids})
+        return {row["id"]: row for row in rows}
 
     def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
         if not ids:
@@ -455,17 +450,63 @@ class KuzuStore:
         rows = self._run(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id, n.{prop}", {"ids": ids})
         return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
 
-    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
-        result = self._conn.execute(
-            f"MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
-            f" OR n.qualname ENDS WITH $suffix RETURN {_SUMMARY} ORDER BY n.qualname LIMIT $k",
-            {"ref": ref, "suffix": "." + ref, "k": limit},
-        )
+    def _dicts(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        result = self._conn.execute(query, params)
         columns = result.get_column_names()
         rows = []
         while result.has_next():
             rows.append(dict(zip(columns, result.get_next(), strict=True)))
         return rows
+
+    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
+        return self._dicts(
+            f"MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
+            f" OR n.qualname ENDS WITH $suffix RETURN {_SUMMARY} ORDER BY n.qualname LIMIT $k",
+            {"ref": ref, "suffix": "." + ref, "k": limit},
+        )
+
+    def caller_counts(self, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        rows = self._run(
+            "MATCH (a:Symbol)-[:CALLS]->(n:Symbol) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)", {"ids": ids}
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
+        if not ids:
+            return []
+        end = "a" if direction == "out" else "b"
+        rows = self._run(
+            f"MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE {end}.id IN $ids RETURN DISTINCT a.id, b.id", {"ids": ids}
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def members(self, ids: list[str]) -> list[dict[str, Any]]:
+        if not ids:
+            return []
+        return self._dicts(
+            f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {_SUMMARY}",
+            {"ids": ids},
+        )
+
+    def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        rows = self._run(
+            "MATCH (f:File)-[r:IMPORTS]->(t:Symbol) WHERE t.id IN $ids RETURN f.id, t.id, r.line", {"ids": ids}
+        )
+        rows += self._run(
+            "MATCH (f:File)-[r:IMPORTS]->(t:File) WHERE t.id IN $ids RETURN f.id, t.id, r.line", {"ids": ids}
+        )
+        return [(r[0], r[1], int(r[2] or 0)) for r in rows]
+
+    def symbols_at(self, path: str, line: int) -> list[dict[str, Any]]:
+        return self._dicts(
+            f"MATCH (n:Symbol) WHERE n.path = $path AND n.start_line <= $line AND n.end_line >= $line"
+            f" RETURN {_SUMMARY} ORDER BY n.end_line - n.start_line, n.start_line DESC",
+            {"path": path, "line": line},
+        )
 
     def calls(self, ids: list[str], direction: str) -> list[CallRow]:
         if not ids:

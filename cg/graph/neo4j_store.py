@@ -401,6 +401,48 @@ class Neo4jStore:
             k=limit,
         )
 
+    def caller_counts(self, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        rows = self._read(
+            "MATCH (a:Symbol)-[:CALLS]->(n:Symbol) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)", ids=ids
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
+        if not ids:
+            return []
+        end = "a" if direction == "out" else "b"
+        rows = self._read(
+            f"MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE {end}.id IN $ids RETURN DISTINCT a.id, b.id", ids=ids
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def members(self, ids: list[str]) -> list[dict[str, Any]]:
+        if not ids:
+            return []
+        return self._dicts(
+            f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {_SUMMARY}",
+            ids=ids,
+        )
+
+    def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        rows = self._read(
+            "MATCH (f:File)-[r:IMPORTS]->(t) WHERE (t:Symbol OR t:File) AND t.id IN $ids RETURN f.id, t.id, r.line",
+            ids=ids,
+        )
+        return [(r[0], r[1], int(r[2] or 0)) for r in rows]
+
+    def symbols_at(self, path: str, line: int) -> list[dict[str, Any]]:
+        return self._dicts(
+            f"MATCH (n:Symbol {{path: $path}}) WHERE n.start_line <= $line AND n.end_line >= $line"
+            f" RETURN {_SUMMARY} ORDER BY n.end_line - n.start_line, n.start_line DESC",
+            path=path,
+            line=line,
+        )
+
     def calls(self, ids: list[str], direction: str) -> list[CallRow]:
         if not ids:
             return []

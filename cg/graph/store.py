@@ -42,6 +42,7 @@ SUMMARY_FIELDS = (
     "end_line",
     "signature",
     "docstring",
+    "parent_id",
 )
 
 
@@ -190,6 +191,22 @@ class GraphStore(Protocol):
 
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]: ...
     def calls(self, ids: list[str], direction: str) -> list[CallRow]: ...
+    def caller_counts(self, ids: list[str]) -> dict[str, int]:
+        """How many distinct symbols call each of these (ids nobody calls are absent): a hub measure."""
+
+    def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
+        """(subclass, base) pairs of in-repo INHERITS edges: the bases of ``ids`` ('out') or their
+        direct subclasses ('in')."""
+
+    def members(self, ids: list[str]) -> list[dict[str, Any]]:
+        """SUMMARY_FIELDS of the definitions directly inside these (a class's methods)."""
+
+    def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        """(importing file, imported node id, line) for IMPORTS edges into these Symbols or Files."""
+
+    def symbols_at(self, path: str, line: int) -> list[dict[str, Any]]:
+        """SUMMARY_FIELDS of the definitions in ``path`` whose lines contain ``line``, innermost first."""
+
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
     ) -> tuple[list[str], list[list[Any]]]: ...

@@ -1,7 +1,7 @@
 """Breadth-first expansion over CALLS from a set of seeds, callers and callees separately, with a
 depth cap and a per-node fan-out cap so that a hub (a logger, a base class) cannot flood an answer.
-Precise edges are preferred when a fan-out must be cut: in-repo definitions before externals,
-scope/import/self resolutions before looser ones, then source order."""
+Precise edges are preferred when a fan-out must be cut: in-repo definitions before externals, code
+before tests, jedi/import resolutions before bare-name matches, then source order."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cg.graph.store import CallRow, GraphStore
+from cg.ingest.walk import is_test_path
 
 _RESOLUTION_ORDER = {"jedi": 0, "import": 1, "name": 2, "unresolved": 9}
 
@@ -27,7 +28,8 @@ class Step:
 
 
 def _priority(row: CallRow) -> tuple:
-    return (row.other_label != "Symbol", _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line, row.other["id"])
+    test = is_test_path(row.other.get("path") or "")
+    return (row.other_label != "Symbol", test, _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line, row.other["id"])
 
 
 def expand(
@@ -67,3 +69,45 @@ def expand(
                     next_frontier.append(other)
         frontier = next_frontier
     return steps
+
+
+def precision(resolved_by: str) -> int:
+    """Lower is more precise: jedi, then import-scoped matching, then bare-name matching."""
+    return _RESOLUTION_ORDER.get(resolved_by, 4)
+
+
+def _class_closure(store: GraphStore, class_ids: list[str], direction: str, limit: int = 200) -> dict[str, str]:
+    """Classes reachable over INHERITS ('in' = subclasses, 'out' = bases), each mapped to the class of
+    ``class_ids`` it was reached from."""
+    origin = {c: c for c in class_ids}
+    frontier = list(class_ids)
+    found: dict[str, str] = {}
+    while frontier and len(found) < limit:
+        nxt = []
+        for sub, base in store.inherits(frontier, direction):
+            near, far = (base, sub) if direction == "in" else (sub, base)
+            if far not in origin:
+                origin[far] = origin[near]
+                found[far] = origin[near]
+                nxt.append(far)
+        frontier = nxt
+    return found
+
+
+def related_methods(store: GraphStore, methods: list[dict[str, Any]], direction: str) -> list[tuple[str, dict]]:
+    """Methods of the same name up or down the class hierarchy of each method in ``methods``:
+    direction 'in' gives the overrides in subclasses (where a call to the method may dispatch),
+    'out' the base-class methods it overrides. Returns (method id, related method summary)."""
+    by_class: dict[str, list[dict[str, Any]]] = {}
+    for m in methods:
+        if m.get("kind") == "method" and m.get("parent_id"):
+            by_class.setdefault(m["parent_id"], []).append(m)
+    if not by_class:
+        return []
+    classes = _class_closure(store, list(by_class), direction)
+    out: list[tuple[str, dict]] = []
+    for member in store.members(list(classes)):
+        for m in by_class[classes[member["parent_id"]]]:
+            if member["name"] == m["name"] and member["id"] != m["id"]:
+                out.append((m["id"], member))
+    return sorted(out, key=lambda pair: (pair[0], pair[1]["id"]))

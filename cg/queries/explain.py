@@ -1,78 +1,141 @@
-"""``cg explain``: how does X work. Seeds from hybrid search, their callers and callees from the
-graph, each cited ``[path:start-end]`` with its code, within a token budget that says what it left out.
+"""``cg explain``: how does X work, as a walkthrough of the call flow, each step cited ``[path:start-end]``.
 
-Ordering: seeds are definitions (functions, methods, classes; tests and module chunks only when
-nothing else matches), each followed by its flow: callers above (who reaches it), callees below
-(what it does next). Code is spent from the budget in order of usefulness: the first seed, its direct
-callers and callees, then deeper steps and the other seeds. What no longer fits is still listed
-with its citation, so the reader knows where to look.
+Assembly. Hybrid search gives the seeds (definitions the question names; only hits that contain a
+third of the question's terms or an exact identifier count as relevant, so a question about something
+the code does not contain gets a plain "nothing found" instead of the nearest vectors). From the seeds the call graph is
+walked both ways over CALLS, precise edges first (see expand.py): callers one hop further than callees,
+because the flow has to be traced up to where it starts. Methods the flow calls that subclasses
+override join the flow as dispatch steps, since a call through the base runs one of them.
+
+Hub down-weighting. Each step's weight is its parent's times a decay per hop (and 0.7 when the edge is a
+bare-name match rather than a jedi or import resolution), divided, for callees, by
+``1 + log2(1 + callers beyond HUB_FREE)``: a helper called from everywhere (a logger, an error
+constructor, a config getter) says little about this flow and would crowd out the steps that do. The
+flow keeps the ``max_nodes`` heaviest steps plus the chain that connects each of them to a seed.
+
+Entry points and order. A step nothing else in the flow calls is where the flow starts; it is ranked
+route or CLI decorator first, then ``main``, then public API (no code outside the tests calls it), then
+a step whose callers lie beyond the depth limit; test functions start a flow only when nothing else
+does (otherwise they are listed as the tests that exercise it). The order is a depth-first walk from
+the entry points along CALLS in call-site order, so the answer reads entry -> ... -> leaves.
+
+Budget. The token budget trims bodies before it drops definitions: every step first costs only its
+signature and docstring, then full bodies are added in order of weight while they fit; only if even
+the signatures do not fit are the lightest steps dropped, and the answer lists what it trimmed and
+what it left out with their citations.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from cg.graph.embed import Embedder
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
-from cg.queries.expand import Step, expand
+from cg.lexical import analyze_query
+from cg.queries.expand import Step, expand, related_methods
+from cg.queries.lookup import citation, is_test_function, short_id
 from cg.queries.search import Hit, search
 from cg.queries.sources import Source, related_sources, render_sources
 
+__all__ = ["citation", "explain", "render_markdown", "render_mermaid", "Explanation"]
+
 CHARS_PER_TOKEN = 4  # a conservative average for code under BPE/WordPiece tokenizers
+DECAY = 0.6  # weight kept per hop down from a seed (callees)
+DECAY_UP = 0.8  # per hop up (callers): the way up leads to where the flow starts, which the answer needs
+HUB_FREE = 3  # callers a definition may have before it counts as a hub
+EDGE_TRUST = {"jedi": 1.0, "import": 1.0, "name": 0.7}  # a bare-name match may be the wrong definition
+MIN_WEIGHT = 0.02
+MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
 _PRIMARY_KINDS = ("function", "method", "class")
-
-
-def citation(node: dict[str, Any]) -> str:
-    if not node.get("path"):
-        return "[external]"
-    return f"[{node['path']}:{node['start_line']}-{node['end_line']}]"
+_ROUTE = re.compile(
+    r"(^|\.)(route|get|post|put|patch|delete|head|options|websocket|api_route|api_view|endpoint)\b", re.I
+)
+_CLI = re.compile(r"(^|\.)(command|group|callback)\b|^(click|typer)\.", re.I)
+_ENTRY_RANK = {"route": 0, "cli": 0, "main": 1, "public": 2, "uncalled": 3, "partial": 4, "test": 5}
+_ENTRY_TEXT = {
+    "route": "HTTP route",
+    "cli": "command-line entry",
+    "main": "program entry (main)",
+    "public": "public API: no code outside the tests calls it",
+    "uncalled": "no code outside the tests calls it",
+    "partial": "the flow continues above it (callers beyond --depth)",
+    "test": "test function (no other entry point found)",
+}
 
 
 @dataclass
-class Flow:
-    seed: Hit
-    callers: list[Step]
-    callees: list[Step]
+class FlowNode:
+    id: str
+    node: dict[str, Any]  # summary fields and text
+    role: str  # seed | caller | callee | override
+    weight: float
+    entry: str = ""  # kind of entry point (route, cli, main, public, ...) or ""
+    decorators: list[str] = field(default_factory=list)
+    code: str | None = None
+    code_state: str = "omitted"  # full | trimmed | omitted
+
+    def as_dict(self) -> dict[str, Any]:
+        keys = ("qualname", "kind", "path", "start_line", "end_line", "signature", "docstring")
+        return {
+            "id": self.id,
+            **{k: self.node.get(k) for k in keys},
+            "citation": citation(self.node),
+            "role": self.role,
+            "weight": round(self.weight, 4),
+            "entry": self.entry or None,
+            "decorators": self.decorators,
+            "code_state": self.code_state,
+            "code": self.code,
+        }
+
+
+@dataclass(frozen=True)
+class FlowEdge:
+    src: str
+    dst: str
+    line: int
+    resolved_by: str
+    type: str = "CALLS"  # CALLS | DISPATCH (a base method to an override that a call through it may run)
 
 
 @dataclass
 class Explanation:
     query: str
-    flows: list[Flow]
-    code: dict[str, str] = field(default_factory=dict)  # symbol id -> code shown
-    omitted: list[dict[str, Any]] = field(default_factory=list)  # definitions cut by the budget
+    found: bool
+    seeds: list[Hit] = field(default_factory=list)
+    nodes: dict[str, FlowNode] = field(default_factory=dict)
+    edges: list[FlowEdge] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
+    tests: list[dict[str, Any]] = field(default_factory=list)  # test functions that call into the flow
+    nearest: list[Hit] = field(default_factory=list)  # when nothing relevant was found
+    omitted: list[dict[str, Any]] = field(default_factory=list)  # definitions dropped by the budget
     token_budget: int = 0
     tokens_used: int = 0
     sources: list[Source] = field(default_factory=list)  # doc sections and commits (cg/queries/sources.py)
 
-    def as_dict(self) -> dict[str, Any]:
-        def step(s: Step) -> dict[str, Any]:
-            return {
-                "id": s.id,
-                "qualname": s.node.get("qualname"),
-                "kind": s.node.get("kind"),
-                "path": s.node.get("path"),
-                "start_line": s.node.get("start_line"),
-                "end_line": s.node.get("end_line"),
-                "depth": s.depth,
-                "via": s.via,
-                "call_line": s.line,
-                "resolved_by": s.resolved_by,
-                "code": self.code.get(s.id),
-            }
+    @property
+    def entries(self) -> list[str]:
+        return [i for i in self.order if self.nodes[i].entry]
 
+    def as_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
-            "flows": [
-                {
-                    "seed": {**f.seed.as_dict(), "code": self.code.get(f.seed.id)},
-                    "callers": [step(s) for s in f.callers],
-                    "callees": [step(s) for s in f.callees],
-                }
-                for f in self.flows
+            "found": self.found,
+            "seeds": [h.id for h in self.seeds],
+            "entries": self.entries,
+            "order": self.order,
+            "nodes": [self.nodes[i].as_dict() for i in self.order],
+            "edges": [
+                {"src": e.src, "dst": e.dst, "line": e.line, "resolved_by": e.resolved_by, "type": e.type}
+                for e in self.edges
             ],
+            "tests": self.tests,
+            "nearest": [h.as_dict() for h in self.nearest],
+            "trimmed": [i for i in self.order if self.nodes[i].code_state == "trimmed"],
             "omitted": self.omitted,
             "token_budget": self.token_budget,
             "tokens_used": self.tokens_used,
@@ -90,6 +153,48 @@ def _pick_seeds(hits: list[Hit], count: int) -> list[Hit]:
     return [h for _, h in ordered[:count]]
 
 
+def _relevant(store: GraphStore, query: str, hits: list[Hit]) -> list[Hit]:
+    """Hits that name what was asked: an exact identifier, or a lexical match on at least MIN_COVERAGE
+    of the question's distinct terms. The dense arm always returns something, so it cannot decide
+    alone; one shared common word ("deployment" in a docstring) is not enough either."""
+    terms = set(analyze_query(query).split())
+    docs = store.lexical_docs([h.id for h in hits if "lexical" in h.ranks])
+    out = []
+    for h in hits:
+        words = set(docs.get(h.id, "").split())
+        if "exact" in h.ranks or (terms and len(terms & words) / len(terms) >= MIN_COVERAGE):
+            out.append(h)
+    return out
+
+
+def decorators(text: str) -> list[str]:
+    """Decorator expressions written above a definition (``router.route("/x")`` for ``@router.route("/x")``)."""
+    found = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("@"):
+            found.append(stripped[1:])
+        elif stripped.startswith(("def ", "async def ", "class ")):
+            break
+    return found
+
+
+def _entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) -> str:
+    names = [d.split("(", 1)[0] for d in decos]
+    if any(_ROUTE.search(n) for n in names):
+        return "route"
+    if any(_CLI.search(n) for n in names):
+        return "cli"
+    if node.get("name") == "main" or (node.get("kind") == "module" and "__main__" in (node.get("text") or "")):
+        return "main"
+    if is_test_function(node):
+        return "test"
+    if outside_callers:
+        return "partial"
+    public = not any(part.startswith("_") and not part.startswith("__") for part in node["qualname"].split("."))
+    return "public" if public else "uncalled"
+
+
 def explain(
     store: GraphStore,
     embedder: Embedder,
@@ -99,138 +204,346 @@ def explain(
     depth: int = 2,
     fanout: int = 6,
     token_budget: int = 6000,
+    max_nodes: int = 20,
     rrf_k: int = 60,
     weights: dict[str, float] | None = None,
     priors: dict[str, float] | None = None,
 ) -> Explanation:
     hits = search(store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights, priors=priors)
-    chosen = _pick_seeds(hits, seeds)
-    flows: list[Flow] = []
-    seed_ids = {h.id for h in chosen}
-    placed: set[str] = set()  # non-seed nodes already shown in an earlier flow
-    for hit in chosen:
-        callers = [s for s in expand(store, [hit.id], "in", depth, fanout) if s.id not in placed]
-        callees = [s for s in expand(store, [hit.id], "out", depth, fanout) if s.id not in placed]
-        placed.update(s.id for s in (*callers, *callees) if s.id not in seed_ids)
-        flows.append(Flow(hit, callers, callees))
-    result = Explanation(query, flows, token_budget=token_budget)
-    _spend_budget(store, result)
-    shown = {f.seed.id: f.seed.symbol["qualname"] for f in flows}
-    for flow in flows:
-        for step in (*flow.callers, *flow.callees):
-            if step.depth == 1 and step.label == "Symbol":
-                shown.setdefault(step.id, step.node.get("qualname") or step.id)
+    relevant = _relevant(store, query, hits)
+    result = Explanation(query, found=bool(relevant), token_budget=token_budget)
+    if not relevant:
+        result.nearest = hits[:3]
+        result.sources = related_sources(store, query, embedder.embed([query])[0], {})
+        return result
+    result.seeds = _pick_seeds(relevant, seeds)
+    top = result.seeds[0].score or 1.0
+    weight = {h.id: max(h.score / top, 0.1) for h in result.seeds}
+    role = {h.id: "seed" for h in result.seeds}
+    seed_ids = list(weight)
+    up = expand(store, seed_ids, "in", depth + 1, fanout)
+    down = expand(store, seed_ids, "out", depth, fanout)
+    tests = [s for s in up if is_test_path(s.node.get("path") or "")]
+    up = [s for s in up if not is_test_path(s.node.get("path") or "")]
+    down = [s for s in down if not is_test_path(s.node.get("path") or "") and not _constructor_twin(s, down)]
+    hub = store.caller_counts([s.id for s in down])
+    via: dict[str, str] = {}
+    for steps, name in ((up, "caller"), (down, "callee")):
+        for s in steps:  # breadth-first: a step's parent is weighed before it
+            penalty = hub_penalty(hub.get(s.id, 0)) if name == "callee" else 1.0
+            trust = EDGE_TRUST.get(s.resolved_by, EDGE_TRUST["name"])
+            w = weight.get(s.via, 0.0) * (DECAY if name == "callee" else DECAY_UP) * trust / penalty
+            if w > weight.get(s.id, 0.0) and s.id not in role:
+                weight[s.id], via[s.id] = w, s.via
+                role[s.id] = name
+    kept = _keep(seed_ids, weight, via, max_nodes)
+    nodes = store.symbols(sorted(kept))
+    _add_overrides(store, nodes, weight, role)
+    edges = [
+        FlowEdge(r.src, r.dst, r.line, r.resolved_by)
+        for r in store.calls(sorted(n for n in nodes if role[n] != "override"), "out")
+        if r.dst in nodes and r.src != r.dst
+    ]
+    edges += [FlowEdge(base, o, 0, "dispatch", "DISPATCH") for o, base in _override_bases(nodes, role)]
+    edges = sorted(set(edges), key=lambda e: (e.src, e.line, e.dst))
+    result.nodes = {
+        i: FlowNode(i, n, role[i], weight[i], decorators=decorators(n.get("text") or "")) for i, n in nodes.items()
+    }
+    result.edges = edges
+    _mark_entries(store, result, tests)
+    result.order = _flow_order(result)
+    result.tests = _tests(tests, nodes)
+    _spend_budget(result)
+    shown = {i: result.nodes[i].node.get("qualname") or i for i in result.order}
     result.sources = related_sources(store, query, embedder.embed([query])[0], shown)
     return result
 
 
-def _spend_budget(store: GraphStore, result: Explanation) -> None:
-    """Tier 0: the first seed and its direct, non-test neighbours; tier 1: the other seeds; tier 2:
-    everything else (deeper steps, tests)."""
-    tiers: list[list[tuple[str, dict[str, Any]]]] = [[], [], []]
-    for index, flow in enumerate(result.flows):
-        tiers[0 if index == 0 else 1].append((flow.seed.id, flow.seed.symbol))
-        for s in (*flow.callers, *flow.callees):
-            near = index == 0 and s.depth == 1 and not is_test_path(s.node.get("path") or "")
-            tiers[0 if near else 2].append((s.id, s.node))
-    order = [item for tier in tiers for item in tier]
-    texts = store.symbols([i for i, _ in order])
-    budget = result.token_budget * CHARS_PER_TOKEN
-    used = 0
-    for sym_id, node in order:
-        text = (texts.get(sym_id) or {}).get("text") or ""
-        if sym_id in result.code:
-            continue
-        if used + len(text) <= budget:
-            result.code[sym_id] = text
-            used += len(text)
-        elif not result.code:  # the first seed is always shown: its head, cut at a line boundary
-            head = _head(text, budget)
-            result.code[sym_id] = head
-            used += len(head)
-        else:
-            result.omitted.append(
-                {
-                    "id": sym_id,
-                    "qualname": node.get("qualname"),
-                    "citation": citation(node),
-                    "tokens": len(text) // CHARS_PER_TOKEN,
-                }
-            )
-    result.tokens_used = used // CHARS_PER_TOKEN
+def hub_penalty(callers: int) -> float:
+    """What a callee's weight is divided by: 1 up to HUB_FREE callers, then growing with the log of the rest."""
+    return 1.0 + math.log2(1 + max(0, callers - HUB_FREE))
 
 
-def _head(text: str, chars: int) -> str:
-    lines = text.splitlines()
-    kept: list[str] = []
-    size = 0
-    for line in lines:
-        if kept and size + len(line) + 1 > chars:
+def _constructor_twin(step: Step, steps: list[Step]) -> bool:
+    """``Cls.__init__`` reached from the same call site as ``Cls`` itself: one step is enough."""
+    if not step.id.endswith(".__init__"):
+        return False
+    cls = step.id.removesuffix(".__init__")
+    return any(s.id == cls and s.via == step.via and s.line == step.line for s in steps)
+
+
+def _keep(seed_ids: list[str], weight: dict[str, float], via: dict[str, str], max_nodes: int) -> set[str]:
+    ranked = sorted((i for i in weight if weight[i] >= MIN_WEIGHT), key=lambda i: (-weight[i], i))
+    kept: set[str] = set(seed_ids)
+    for node in ranked:
+        if len(kept) >= max(max_nodes, len(seed_ids)):
             break
-        kept.append(line)
-        size += len(line) + 1
-    rest = len(lines) - len(kept)
-    return "\n".join(kept) + (f"\n# ... {rest} more lines (over the token budget; see the citation)" if rest else "")
+        while node not in kept:  # the chain back to a seed comes along, so the flow stays connected
+            kept.add(node)
+            node = via.get(node, node)
+    return kept
+
+
+def _add_overrides(
+    store: GraphStore, nodes: dict[str, dict[str, Any]], weight: dict[str, float], role: dict[str, str]
+) -> None:
+    """Overrides in subclasses of the methods the flow calls: a call through the base may run them."""
+    called = [n for i, n in nodes.items() if role[i] in ("callee", "seed")]
+    found = related_methods(store, called, "in")
+    extra = store.symbols(sorted({o["id"] for _, o in found} - set(nodes)))
+    for base, override in found:
+        if override["id"] in extra and override["id"] not in role:
+            nodes[override["id"]] = {**extra[override["id"]], "overrides": base}
+            weight[override["id"]] = weight[base] * DECAY
+            role[override["id"]] = "override"
+
+
+def _override_bases(nodes: dict[str, dict[str, Any]], role: dict[str, str]) -> list[tuple[str, str]]:
+    return [(i, n["overrides"]) for i, n in nodes.items() if role[i] == "override" and n.get("overrides")]
+
+
+def _mark_entries(store: GraphStore, result: Explanation, tests: list[Step]) -> None:
+    called = {e.dst for e in _calls_within(result)}
+    roots = [i for i, n in result.nodes.items() if i not in called and n.role != "override"]
+    outside: dict[str, int] = {}
+    for row in store.calls(roots, "in"):
+        if not is_test_path(row.other.get("path") or "") and row.src not in result.nodes:
+            outside[row.dst] = outside.get(row.dst, 0) + 1
+    for i in roots:
+        node = result.nodes[i]
+        node.entry = _entry_kind(node.node, node.decorators, outside.get(i, 0))
+    if not any(n.entry and n.entry != "partial" for n in result.nodes.values()) and tests:
+        # last resort: the tests that drive the flow are where it visibly starts
+        for s in tests:
+            if is_test_function(s.node) and s.via in result.nodes and s.id not in result.nodes:
+                full = store.symbols([s.id]).get(s.id, s.node)
+                result.nodes[s.id] = FlowNode(s.id, full, "caller", result.nodes[s.via].weight * DECAY, "test")
+                result.edges.append(FlowEdge(s.id, s.via, s.line, s.resolved_by))
+                break
+
+
+def _calls_within(result: Explanation) -> list[FlowEdge]:
+    return [e for e in result.edges if e.type == "CALLS"]
+
+
+def _flow_order(result: Explanation) -> list[str]:
+    out_edges: dict[str, list[FlowEdge]] = {}
+    for e in result.edges:
+        out_edges.setdefault(e.src, []).append(e)
+    reach: dict[str, float] = {}
+
+    def reachable(start: str) -> set[str]:
+        seen, stack = {start}, [start]
+        while stack:
+            for e in out_edges.get(stack.pop(), []):
+                if e.dst not in seen:
+                    seen.add(e.dst)
+                    stack.append(e.dst)
+        return seen
+
+    entries = [i for i, n in result.nodes.items() if n.entry]
+    for i in entries:
+        reach[i] = round(sum(sorted(result.nodes[j].weight for j in reachable(i))), 9)  # no set-order jitter
+    entries.sort(key=lambda i: (_ENTRY_RANK[result.nodes[i].entry], -reach[i], i))
+    order: list[str] = []
+    placed: set[str] = set()
+
+    def visit(node: str) -> None:
+        placed.add(node)
+        order.append(node)
+        for e in sorted(out_edges.get(node, []), key=lambda e: (e.type != "CALLS", e.line, e.dst)):
+            if e.dst not in placed:
+                visit(e.dst)
+
+    for i in entries:
+        if i not in placed:
+            visit(i)
+    for i in sorted(result.nodes, key=lambda i: (-result.nodes[i].weight, i)):  # cycles without an entry
+        if i not in placed:
+            visit(i)
+    return order
+
+
+def _tests(tests: list[Step], nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for s in tests:
+        if is_test_function(s.node) and s.via in nodes and s.id not in nodes:
+            out.append({"id": s.id, "qualname": s.node.get("qualname"), "citation": citation(s.node), "calls": s.via})
+    return out
+
+
+def _heading(position: int, node: dict[str, Any]) -> str:
+    return f"## {position}. {node.get('qualname')} ({node.get('kind')}) {citation(node)}"
+
+
+def _tokens(chars: int) -> int:
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def _spend_budget(result: Explanation) -> None:
+    """Signatures first for every step, then full bodies by weight while they fit; drop the lightest
+    steps only when even the signatures do not fit (the first entry and the first seed stay)."""
+    budget = result.token_budget * CHARS_PER_TOKEN
+    by_weight = sorted(result.order, key=lambda i: (-result.nodes[i].weight, result.order.index(i)))
+    keep_always = {result.order[0], result.seeds[0].id} if result.order else set()
+    trimmed = {i: trim_body(result.nodes[i].node.get("text") or "", result.nodes[i].node) for i in result.order}
+    cost = {i: len(trimmed[i]) + len(_heading(0, result.nodes[i].node)) for i in result.order}
+    used = sum(cost.values())
+    for i in reversed(by_weight):
+        if used <= budget:
+            break
+        if i in keep_always:
+            continue
+        used -= cost[i]
+        node = result.nodes[i]
+        result.omitted.append(
+            {
+                "id": i,
+                "qualname": node.node.get("qualname"),
+                "citation": citation(node.node),
+                "tokens": _tokens(cost[i]),
+            }
+        )
+        del result.nodes[i]
+    result.order = [i for i in result.order if i in result.nodes]
+    result.edges = [e for e in result.edges if e.src in result.nodes and e.dst in result.nodes]
+    for i in result.order:
+        result.nodes[i].code, result.nodes[i].code_state = trimmed[i], "trimmed"
+    for i in by_weight:
+        if i not in result.nodes:
+            continue
+        full = result.nodes[i].node.get("text") or ""
+        if result.omitted and full != trimmed[i]:
+            continue  # definitions were dropped: no body is shown in full
+        extra = len(full) - len(trimmed[i])
+        if extra <= 0:
+            result.nodes[i].code_state = "full"
+        elif used + extra <= budget:
+            result.nodes[i].code, result.nodes[i].code_state = full, "full"
+            used += extra
+    result.tokens_used = _tokens(used)
+
+
+def trim_body(text: str, node: dict[str, Any]) -> str:
+    """The definition's head: decorators, signature and docstring, then a line saying what was cut."""
+    lines = text.splitlines()
+    end = 0
+    for index, line in enumerate(lines):  # the signature ends at the first line closing with ':'
+        if line.rstrip().endswith(":") and not line.lstrip().startswith("@"):
+            end = index + 1
+            break
+    else:
+        return text
+    if node.get("docstring") and end < len(lines):
+        quote = next((q for q in ('"""', "'''") if q in lines[end]), None)
+        if quote:
+            close = end if lines[end].count(quote) >= 2 else end + 1
+            while close < len(lines) and quote not in lines[close]:
+                close += 1
+            end = min(close + 1, len(lines))
+    rest = len(lines) - end
+    if rest <= 0:
+        return text
+    body = next((line for line in lines[end:] if line.strip()), "    ")
+    indent = " " * (len(body) - len(body.lstrip()))
+    more = f"{rest} more line{'s' if rest != 1 else ''}"
+    return "\n".join([*lines[:end], f"{indent}...  # {more} (trimmed by the token budget)"])
 
 
 def render_markdown(result: Explanation) -> str:
-    """Plain text with Markdown code fences: readable in a terminal and pasteable into a chat."""
+    """A numbered walkthrough in flow order; each step says how it is reached and what it calls next."""
     out: list[str] = [f"# How it works: {result.query}", ""]
-    if not result.flows:
-        out.append("No matching definitions. Is the repository indexed (`cg index`)?")
-        return "\n".join(out)
-    shown: set[str] = set()  # each definition's code is printed once, where it first appears
-    for number, flow in enumerate(result.flows, start=1):
-        seed = flow.seed.symbol
-        out.append(f"## {number}. {seed['qualname']} ({seed['kind']}) {citation(seed)}")
-        if seed.get("docstring"):
-            out.append(f"> {seed['docstring'].splitlines()[0]}")
+    if not result.found:
+        out.append("Nothing in the index matches this question: no definition holds enough of its words or names it.")
+        if result.nearest:
+            near = ", ".join(f"{h.symbol['qualname']} {citation(h.symbol)}" for h in result.nearest)
+            out.append(f"Closest by meaning alone (probably unrelated): {near}.")
+        out.append("Try other words, an identifier, or `cg search`; is the repository indexed (`cg index`)?")
+        out.extend(render_sources(result.sources))
+        return "\n".join(out) + "\n"
+    position = {i: n for n, i in enumerate(result.order, start=1)}
+    entries = result.entries
+    starts = ", ".join(f"{result.nodes[i].node.get('qualname')} ({result.nodes[i].entry})" for i in entries)
+    out.append(f"{len(result.order)} definitions in call order; the flow starts at {starts or 'the seeds'}.")
+    out.append("")
+    incoming: dict[str, list[FlowEdge]] = {}
+    outgoing: dict[str, list[FlowEdge]] = {}
+    for e in result.edges:
+        incoming.setdefault(e.dst, []).append(e)
+        outgoing.setdefault(e.src, []).append(e)
+
+    def ref(i: str) -> str:
+        return f"{position[i]}. {short_id(i)}"
+
+    for i in result.order:
+        node = result.nodes[i]
+        n = node.node
+        out.append(_heading(position[i], n))
+        if n.get("docstring"):
+            out.extend([f"> {n['docstring'].splitlines()[0]}", ""])
+        facts = []
+        if node.entry:
+            how = _ENTRY_TEXT[node.entry]
+            if node.entry in ("route", "cli") and node.decorators:
+                how += f" (@{node.decorators[0]})"
+            facts.append(f"Entry point: {how}.")
+        callers = [e for e in incoming.get(i, []) if e.type == "CALLS"]
+        if callers:
+            facts.append("Called by: " + "; ".join(f"{ref(e.src)} at line {e.line}" for e in callers))
+        if node.role == "override" and n.get("overrides") in position:
+            facts.append(f"Overrides {ref(n['overrides'])}: a call through the base method may run this one.")
+        if node.role == "seed":
+            facts.append("Matches the question.")
+        calls = [e for e in outgoing.get(i, []) if e.type == "CALLS"]
+        if calls:
+            facts.append("Calls: " + "; ".join(f"{ref(e.dst)} (line {e.line}, {e.resolved_by})" for e in calls))
+        dispatch = [e for e in outgoing.get(i, []) if e.type == "DISPATCH"]
+        if dispatch:
+            facts.append("May dispatch to: " + "; ".join(ref(e.dst) for e in dispatch))
+        out.extend(f"- {fact}" for fact in facts)
         out.append("")
-        if flow.callers:
-            out.append("Called by (callers of callers indented below each):")
-            out.extend(_tree(flow.callers, flow.seed.id, "^", "calls {via} at line {line}"))
-        else:
-            out.append("Called by: nothing indexed calls it")
-        if flow.callees:
-            out.append("Calls (what each callee calls indented below it):")
-            out.extend(_tree(flow.callees, flow.seed.id, "v", "from {via} line {line}"))
+        if node.code is not None:
+            out.extend(["```python", node.code, "```", ""])
+    if result.tests:
+        out.append("## Tests that exercise this flow")
+        out.extend(f"- {t['qualname']} {t['citation']} calls {short_id(t['calls'])}" for t in result.tests)
         out.append("")
-        for sym_id, node in [(flow.seed.id, seed), *[(s.id, s.node) for s in (*flow.callers, *flow.callees)]]:
-            code = result.code.get(sym_id)
-            if code is None or sym_id in shown:
-                continue
-            shown.add(sym_id)
-            out.append(f"### {node.get('qualname')} {citation(node)}")
-            out.append("```python")
-            out.append(code)
-            out.append("```")
-            out.append("")
-    if result.omitted:
-        out.append(
-            f"Left out to stay within {result.token_budget} tokens ({len(result.omitted)} definitions,"
-            " raise --budget to include them):"
-        )
+    trimmed = [i for i in result.order if result.nodes[i].code_state == "trimmed"]
+    if trimmed or result.omitted:
+        out.append(f"## Left out to stay within {result.token_budget} tokens (raise --budget to see more)")
+        if trimmed:
+            out.append("- bodies trimmed to their signature: " + ", ".join(ref(i) for i in trimmed))
         for item in result.omitted:
-            out.append(f"  - {item['qualname']} {item['citation']} (~{item['tokens']} tokens)")
+            out.append(f"- left out: {item['qualname']} {item['citation']} (~{item['tokens']} tokens)")
     out.extend(render_sources(result.sources))
-    return "\n".join(out)
+    return "\n".join(out).rstrip() + "\n"
 
 
-def _tree(steps: list[Step], root: str, mark: str, detail: str) -> list[str]:
-    children: dict[str, list[Step]] = {}
-    for s in steps:
-        children.setdefault(s.via, []).append(s)
-    lines: list[str] = []
-
-    def visit(parent: str, indent: int) -> None:
-        for s in sorted(children.get(parent, []), key=lambda s: (is_test_path(s.node.get("path") or ""), s.line)):
-            info = detail.format(via=_short(s.via), line=s.line)
-            lines.append(f"{'  ' * indent}{mark} {s.node.get('qualname')} {citation(s.node)} {info}")
-            visit(s.id, indent + 1)
-
-    visit(root, 1)
-    return lines
+def _mermaid_text(text: str) -> str:
+    """Text safe inside a double-quoted Mermaid label: quotes, angle brackets and pipes as entity codes."""
+    for raw, code in (("&", "#amp;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"), ("|", "#124;")):
+        text = text.replace(raw, code)
+    return text
 
 
-def _short(symbol_id: str) -> str:
-    return symbol_id.split("::", 1)[-1]
+def render_mermaid(result: Explanation) -> str:
+    """A top-down flowchart of the flow (renders in GitHub Markdown inside a ```mermaid fence)."""
+    lines = ["flowchart TD"]
+    if not result.found:
+        lines.append(f'  empty["{_mermaid_text("nothing found for: " + result.query)}"]')
+        return "\n".join(lines) + "\n"
+    ids = {i: f"n{k}" for k, i in enumerate(result.order)}
+    for i in result.order:
+        node = result.nodes[i]
+        n = node.node
+        label = _mermaid_text(short_id(i)) + "<br/>" + _mermaid_text(f"{n.get('path')}:{n.get('start_line')}")
+        style = ":::entry" if node.entry else (":::seed" if node.role == "seed" else "")
+        lines.append(f'  {ids[i]}["{label}"]{style}')
+    for e in result.edges:
+        if e.type == "DISPATCH":
+            lines.append(f'  {ids[e.src]} -.->|"overridden by"| {ids[e.dst]}')
+        else:
+            lines.append(f'  {ids[e.src]} -->|"line {e.line}"| {ids[e.dst]}')
+    lines.append("  classDef entry fill:#dbeafe,stroke:#1d4ed8")
+    lines.append("  classDef seed fill:#fef3c7,stroke:#b45309")
+    return "\n".join(lines) + "\n"

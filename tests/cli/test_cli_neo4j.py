@@ -8,6 +8,15 @@ import re
 
 import pytest
 
+from tests.cli.test_cli_flow import (
+    QUESTION,
+    check_backoff_impact,
+    check_flow,
+    check_paths,
+    explain_json,
+    impact_json,
+    parse_mermaid,
+)
 from tests.conftest import cg_command
 from tests.neo4j_env import REQUIRED
 
@@ -31,8 +40,8 @@ class TestOnNeo4j:
         assert re.search(r"indexed 27 files, \d+ definitions \(\+\d+ chunks\), .* into neo4j", summary)
         text = cg_command("explain", "payment retry", "--repo", str(repo), env=NEO4J).stdout
         headings = re.findall(r"^## \d+\. (\S+)", text, re.M)
-        assert "shop.payments.retry.schedule_payment_retry" in headings[:2]
-        assert "[shop/webhooks/stripe_webhooks.py:47-66] calls schedule_payment_retry at line 60" in text
+        assert "shop.payments.retry.schedule_payment_retry" in headings
+        assert "Called by: " in text and "schedule_payment_retry (line 60, jedi)" in text
 
     def test_same_graph_as_the_embedded_store(self, neo4j_shop, indexed_shop):
         repo, _ = neo4j_shop
@@ -42,21 +51,23 @@ class TestOnNeo4j:
         on_kuzu = json.loads(cg_command("cypher", query, "--json", "--repo", str(kuzu_repo)).stdout)
         assert on_neo4j == on_kuzu and len(on_neo4j) > 300
 
-    def test_explain_gives_the_same_seeds_and_flow_as_the_embedded_store(self, neo4j_shop, indexed_shop):
+    def test_explain_gives_the_same_flow_as_the_embedded_store(self, neo4j_shop, indexed_shop):
         def flow(repo, env=None):
-            data = json.loads(cg_command("explain", "payment retry", "--json", "--repo", str(repo), env=env).stdout)
-            return [
-                (
-                    f["seed"]["qualname"],
-                    sorted((c["qualname"], c["depth"], c["call_line"]) for c in f["callers"]),
-                    sorted((c["qualname"], c["depth"], c["call_line"]) for c in f["callees"]),
-                )
-                for f in data["flows"]
-            ]
+            data = explain_json(repo, env)
+            return data, (data["seeds"], data["entries"], data["order"], data["edges"])
 
-        on_neo4j = flow(neo4j_shop[0], NEO4J)
-        assert on_neo4j == flow(indexed_shop[0])
-        assert on_neo4j[0][0] == "shop.payments.retry.schedule_payment_retry" and on_neo4j[0][1] and on_neo4j[0][2]
+        on_neo4j, shape = flow(neo4j_shop[0], NEO4J)
+        check_flow(on_neo4j)
+        assert shape == flow(indexed_shop[0])[1]
+
+    def test_impact_and_path_as_on_the_embedded_store(self, neo4j_shop, indexed_shop):
+        repo = neo4j_shop[0]
+        on_neo4j = impact_json(repo, "compute_backoff", env=NEO4J)
+        check_backoff_impact(on_neo4j)
+        assert on_neo4j == impact_json(indexed_shop[0], "compute_backoff")
+        check_paths(repo, NEO4J)
+        mermaid = cg_command("explain", QUESTION, "--format", "mermaid", "--repo", str(repo), env=NEO4J).stdout
+        parse_mermaid(mermaid)
 
     def test_cypher_read_only_unless_write(self, neo4j_shop):
         repo, _ = neo4j_shop

@@ -3,6 +3,8 @@ full-text search, traversal and read-only Cypher."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,50 @@ def test_docs_mentions_commits_and_touches(store_factory):
     store.delete_commits([commit.id])
     counts = store.stats()
     assert (counts["Doc"], counts["Commit"], counts["MENTIONS"], counts["TOUCHES"]) == (0, 0, 0, 0)
+
+
+GATEWAY = sym("shop/gw.py", "Gateway", kind="class")
+GATEWAY_CHARGE = sym("shop/gw.py", "Gateway.charge", kind="method", parent="shop/gw.py::Gateway")
+STRIPE = replace(sym("shop/gw.py", "StripeGateway", kind="class"), start_line=20, end_line=30)
+STRIPE_CHARGE = replace(
+    sym("shop/gw.py", "StripeGateway.charge", kind="method", parent="shop/gw.py::StripeGateway"),
+    start_line=24,
+    end_line=27,
+)
+
+
+def test_flow_and_impact_reads(store_factory):
+    """The reads flow, impact and path are built on: caller counts, inheritance, members, importers
+    and the definition around a line."""
+    store = store_factory()
+    populate(store)
+    write(store, "shop/gw.py", [GATEWAY, GATEWAY_CHARGE, STRIPE, STRIPE_CHARGE], [vec(3), vec(3), vec(4), vec(4)])
+    store.write_edges(
+        [
+            Edge("DEFINES", GATEWAY.id, GATEWAY_CHARGE.id, "Symbol", "Symbol", 11),
+            Edge("DEFINES", STRIPE.id, STRIPE_CHARGE.id, "Symbol", "Symbol", 11),
+            Edge("INHERITS", STRIPE.id, GATEWAY.id, "Symbol", "Symbol", 10, "jedi"),
+            Edge("INHERITS", STRIPE.id, "builtins.object", "Symbol", "External", 10, "builtin"),
+            Edge("CALLS", HANDLER.id, BACKOFF.id, "Symbol", "Symbol", 61, "jedi"),
+            Edge("CALLS", HANDLER.id, BACKOFF.id, "Symbol", "Symbol", 62, "jedi"),
+            Edge("IMPORTS", "shop/hooks.py", RETRY.id, "File", "Symbol", 3, "jedi"),
+            Edge("IMPORTS", "shop/hooks.py", "shop/retry.py", "File", "File", 4, "jedi"),
+        ]
+    )
+    # BACKOFF: called by RETRY and (twice) by HANDLER -> two distinct callers; nobody calls HANDLER
+    assert store.caller_counts([BACKOFF.id, RETRY.id, HANDLER.id]) == {BACKOFF.id: 2, RETRY.id: 1}
+    assert store.inherits([STRIPE.id], "out") == [(STRIPE.id, GATEWAY.id)]
+    assert store.inherits([GATEWAY.id], "in") == [(STRIPE.id, GATEWAY.id)]
+    assert store.inherits([HANDLER.id], "in") == []
+    members = store.members([GATEWAY.id, STRIPE.id])
+    assert sorted((m["parent_id"], m["id"], m["name"]) for m in members) == [
+        (GATEWAY.id, GATEWAY_CHARGE.id, "charge"),
+        (STRIPE.id, STRIPE_CHARGE.id, "charge"),
+    ]
+    assert sorted(store.importers([RETRY.id, "shop/retry.py", BACKOFF.id])) == [
+        ("shop/hooks.py", "shop/retry.py", 4),
+        ("shop/hooks.py", RETRY.id, 3),
+    ]
+    assert [s["id"] for s in store.symbols_at("shop/gw.py", 25)] == [STRIPE_CHARGE.id, STRIPE.id]
+    assert [s["id"] for s in store.symbols_at("shop/gw.py", 21)] == [STRIPE.id]
+    assert store.symbols_at("shop/gw.py", 99) == []

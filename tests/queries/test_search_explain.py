@@ -8,7 +8,7 @@ from cg.config import load_settings
 from cg.graph.backends import open_store
 from cg.graph.embed import Embedder
 from cg.queries.expand import expand
-from cg.queries.explain import explain
+from cg.queries.explain import explain, trim_body
 from cg.queries.search import rrf, search
 
 RETRY = "shop/payments/retry.py::schedule_payment_retry"
@@ -71,21 +71,26 @@ def test_expand_respects_depth_and_fanout(ctx):
     assert worker and worker[0].depth == 2 and worker[0].via.endswith("retry_failed_payment")
 
 
-def test_explain_budget_lists_what_it_leaves_out(ctx):
+def test_explain_budget_trims_bodies_before_it_drops_definitions(ctx):
     store, embedder = ctx
-    small = explain(store, embedder, "payment retry", token_budget=400)
-    assert small.tokens_used <= 400
-    assert small.omitted, "a 400-token budget cannot hold the whole flow"
-    assert all(o["citation"].startswith("[") for o in small.omitted)
     big = explain(store, embedder, "payment retry", token_budget=50_000)
-    assert not big.omitted and len(big.code) > len(small.code)
+    assert not big.omitted and all(n.code_state == "full" for n in big.nodes.values())
+    mid = explain(store, embedder, "payment retry", token_budget=2000)
+    assert mid.tokens_used <= 2000 and not mid.omitted
+    assert set(mid.order) == set(big.order), "trimming alone fits this budget: nothing is dropped"
+    trimmed = [n for n in mid.nodes.values() if n.code_state == "trimmed"]
+    assert trimmed and all("(trimmed by the token budget)" in n.code for n in trimmed)
+    small = explain(store, embedder, "payment retry", token_budget=800)
+    assert small.omitted and all(o["citation"].startswith("[") for o in small.omitted)
+    assert all(n.code_state == "trimmed" or n.code == trim_body(n.code, n.node) for n in small.nodes.values())
+    dropped = [big.nodes[o["id"]].weight for o in small.omitted]
+    kept = [big.nodes[i].weight for i in small.order if i not in (small.order[0], small.seeds[0].id)]
+    assert kept and max(dropped) <= min(kept), "the lightest steps are the ones dropped"
 
 
-def test_explain_always_shows_the_first_seed_even_over_budget(ctx):
+def test_explain_always_keeps_the_first_seed(ctx):
     store, embedder = ctx
     tiny = explain(store, embedder, "payment retry", token_budget=100)
-    first = tiny.flows[0].seed.id
-    assert first == RETRY
-    assert tiny.code[first].startswith("def schedule_payment_retry(")
-    assert "more lines (over the token budget; see the citation)" in tiny.code[first]
-    assert len(tiny.code) == 1
+    first = tiny.seeds[0].id
+    assert first == RETRY and first in tiny.order
+    assert tiny.nodes[first].code.startswith("def schedule_payment_retry(")

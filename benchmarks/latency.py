@@ -1,0 +1,186 @@
+"""Answer latency in a warm process: ``explain``, ``impact`` and ``path`` on examples/shop and on
+requests 2.32.3 (the ingest benchmark's sdist), on the embedded store and, when ``NEO4J_URI`` is set,
+on Neo4j.
+
+Each project is indexed once per backend (``cg index --rebuild`` in a child process, embeddings from
+the shared cache). Then, in this process: the store is opened, the model is loaded and timed apart
+("model load"), one warm-up round runs, and ``ROUNDS`` timed rounds follow. Every explain question is
+embedded by the model on every round (the query-embedding cache is pointed at an empty file per
+round), so explain includes real query inference, as for a question never asked before. Impact targets
+and path pairs are not typed in here: they come from the graph, the seeds and flow of each question.
+
+    python benchmarks/latency.py      # writes the "Answer latency" section of benchmarks/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from ingest import fetch_sdist  # noqa: E402
+from results import machine_line, write_section  # noqa: E402
+
+from cg.cli import _embedder, _quiet_model_loading, _ranking  # noqa: E402
+from cg.config import load_settings  # noqa: E402
+from cg.graph.backends import open_store  # noqa: E402
+from cg.graph.embed import EmbeddingCache  # noqa: E402
+from cg.queries.explain import explain  # noqa: E402
+from cg.queries.impact import impact  # noqa: E402
+from cg.queries.paths import call_paths  # noqa: E402
+
+ROUNDS = 5
+QUESTIONS = {
+    "examples/shop": [
+        "how is a failed payment retried?",
+        "how is a stripe webhook signature verified?",
+        "what happens when an invoice is paid?",
+        "how are coupons validated?",
+        "how does a subscription get cancelled?",
+    ],
+    "requests 2.32.3": [
+        "how does a session send a request?",
+        "how are redirects followed?",
+        "how are cookies merged into a request?",
+        "how is digest authentication computed?",
+        "how are proxies chosen from the environment?",
+    ],
+}
+
+
+def index(repo: Path, backend: str) -> None:
+    env = {**os.environ, "CG_BACKEND": backend}
+    cg = Path(sys.executable).parent / "cg"
+    subprocess.run([str(cg), "index", str(repo), "--rebuild"], env=env, check=True, capture_output=True, text=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def measure(repo: Path, backend: str, questions: list[str]) -> dict:
+    settings = load_settings(repo, backend=backend)
+    store = open_store(settings, read_only=True, must_exist=True)
+    scratch = Path(tempfile.mkdtemp(prefix="cg-latency-cache-"))
+    try:
+        embedder = _embedder(settings)
+        embedder.cache = EmbeddingCache(scratch / "load.sqlite")
+        started = time.perf_counter()
+        embedder.embed(["warm up"])  # the model load (and one inference), timed on its own
+        model_load = time.perf_counter() - started
+
+        embedding_time = [0.0]
+        embed = embedder.embed
+
+        def timed_embed(texts, *args, **kwargs):  # the query's embedding, timed inside explain
+            started = time.perf_counter()
+            try:
+                return embed(texts, *args, **kwargs)
+            finally:
+                embedding_time[0] += time.perf_counter() - started
+
+        embedder.embed = timed_embed
+
+        def ask(question: str):
+            return explain(
+                store,
+                embedder,
+                question,
+                depth=settings.depth,
+                fanout=settings.fanout,
+                token_budget=settings.token_budget,
+                **_ranking(settings),
+            )
+
+        # targets from the graph: each question's first seed (impact) and its flow's first entry to
+        # that seed (path)
+        targets, pairs = [], []
+        for question in questions:
+            answer = ask(question)
+            if answer.found:
+                seed = answer.seeds[0].symbol
+                targets.append(seed)
+                entry = answer.nodes[answer.order[0]].node
+                pairs.append((entry, seed))
+        times: dict[str, list[float]] = {"explain": [], "impact": [], "path": [], "query embedding": []}
+        for round_no in range(ROUNDS + 1):
+            embedder.cache = EmbeddingCache(scratch / f"round-{round_no}.sqlite")  # questions are new again
+            for name, calls in (
+                ("explain", [lambda q=q: ask(q) for q in questions]),
+                ("impact", [lambda t=t: impact(store, t) for t in targets]),
+                ("path", [lambda a=a, b=b: call_paths(store, a, b) for a, b in pairs]),
+            ):
+                for call in calls:
+                    embedding_time[0] = 0.0
+                    started = time.perf_counter()
+                    call()
+                    if round_no:  # round 0 warms caches and code paths
+                        times[name].append(time.perf_counter() - started)
+                        if name == "explain":
+                            times["query embedding"].append(embedding_time[0])
+        return {"model_load": model_load, "times": times, "targets": len(targets), "pairs": len(pairs)}
+    finally:
+        store.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main() -> None:
+    _quiet_model_loading()
+    load = os.getloadavg()
+    backends = ["kuzu"] + (["neo4j"] if os.environ.get("NEO4J_URI") else [])
+    projects = [("examples/shop", ROOT / "examples" / "shop"), ("requests 2.32.3", fetch_sdist("requests", "2.32.3"))]
+    rows = []
+    for label, source in projects:
+        work = Path(tempfile.mkdtemp(prefix="cg-latency-"))
+        try:
+            repo = work / "repo"
+            shutil.copytree(source, repo, ignore=shutil.ignore_patterns(".cg", "__pycache__"))
+            for backend in backends:
+                index(repo, backend)
+                result = measure(repo, backend, QUESTIONS[label])
+                rows.append((label, backend, result))
+                p50 = statistics.median(result["times"]["explain"]) * 1000
+                print(f"{label} on {backend}: explain p50 {p50:.0f} ms", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    lines = [
+        machine_line(),
+        "",
+        f"Warm process, {ROUNDS} timed rounds after one warm-up round; per round every question is explained",
+        "(its embedding computed by the model, not taken from the cache), impact runs on each question's first",
+        "seed and path from the flow's first entry point to that seed. Defaults: depth 2, fan-out 6, budget",
+        "6000 tokens. Model: all-MiniLM-L6-v2 on torch, CPU; model load is timed apart and is not in any answer.",
+        "Explain includes embedding the question with the model; the query-embedding columns show that part.",
+        f"Load average (1 min) at the start and the end of the run: {load[0]:.1f} and {os.getloadavg()[0]:.1f}",
+        f"on {os.cpu_count()} cores; a p95 far above the p50 is mostly time spent waiting for a core.",
+        *([] if "neo4j" in backends else ["Neo4j: not measured in this run (NEO4J_URI not set)."]),
+        "",
+        "| project | backend | model load s | explain p50 ms | explain p95 ms | query embedding p50 ms "
+        "| query embedding p95 ms | impact p50 ms | impact p95 ms | path p50 ms | path p95 ms "
+        "| samples (explain/impact/path) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, backend, r in rows:
+        t = r["times"]
+        cells = []
+        for name in ("explain", "query embedding", "impact", "path"):
+            values = t[name] or [float("nan")]
+            cells += [f"{statistics.median(values) * 1000:.0f}", f"{percentile(values, 0.95) * 1000:.0f}"]
+        counts = "/".join(str(len(t[n])) for n in ("explain", "impact", "path"))
+        lines.append(f"| {label} | {backend} | {r['model_load']:.1f} | {' | '.join(cells)} | {counts} |")
+    write_section("Answer latency (benchmarks/latency.py)", "\n".join(lines))
+    print("results written to benchmarks/RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""``cg impact SYMBOL``: what breaks if SYMBOL changes.
+
+Four lists: transitive callers by depth, subclasses and overriding methods, the files that import
+it, and the test functions that reach it over CALLS. Callers of the base-class methods SYMBOL
+overrides are callers too (a call through the base may dispatch here), so they join the walk with
+``resolved_by`` "dispatch".
+
+Ranking: by distance first (a direct caller breaks before a caller of a caller), then by the weakest
+edge on the path (a chain resolved by jedi all the way is a certain dependency; one bare-name match
+on it makes the whole chain a possible one), then by place. Each caller keeps the path it was first
+reached by, at its smallest depth and, among equal depths, through the most precise edge, so the
+answer can show why it is affected. Tests are searched deeper than ``depth`` (tests usually reach
+code through helpers and fixtures) and are listed apart, not as callers; helpers inside test files
+only carry the walk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cg.graph.store import GraphStore
+from cg.ingest.walk import is_test_path
+from cg.queries.expand import precision, related_methods
+from cg.queries.lookup import citation, is_test_function, short_id
+
+TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
+MAX_NODES = 5000  # a walk that reaches more than this many callers stops (and says so)
+_DISPATCH = "dispatch"
+
+
+@dataclass
+class Affected:
+    node: dict[str, Any]
+    depth: int
+    via: str  # the node one step closer to the symbol
+    line: int  # call site, in this node
+    resolved_by: str  # of that call
+    weakest: str  # least precise resolution on the path to the symbol
+
+    def as_dict(self) -> dict[str, Any]:
+        keys = ("id", "qualname", "kind", "path", "start_line", "end_line")
+        return {
+            **{k: self.node.get(k) for k in keys},
+            "citation": citation(self.node),
+            "depth": self.depth,
+            "via": self.via,
+            "line": self.line,
+            "resolved_by": self.resolved_by,
+            "weakest": self.weakest,
+        }
+
+
+@dataclass
+class Impact:
+    symbol: dict[str, Any]
+    depth: int
+    callers: list[Affected] = field(default_factory=list)
+    tests: list[Affected] = field(default_factory=list)
+    subclasses: list[dict[str, Any]] = field(default_factory=list)
+    overrides: list[dict[str, Any]] = field(default_factory=list)  # methods overriding it in subclasses
+    overridden: list[dict[str, Any]] = field(default_factory=list)  # base methods it overrides
+    importers: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False
+
+    def counts_by_depth(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for a in self.callers:
+            counts[a.depth] = counts.get(a.depth, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def as_dict(self) -> dict[str, Any]:
+        def brief(n: dict[str, Any]) -> dict[str, Any]:
+            return {"id": n["id"], "qualname": n.get("qualname"), "citation": citation(n)}
+
+        return {
+            "symbol": {**brief(self.symbol), "kind": self.symbol.get("kind")},
+            "depth": self.depth,
+            "counts_by_depth": {str(d): n for d, n in self.counts_by_depth().items()},
+            "callers": [a.as_dict() for a in self.callers],
+            "tests": [a.as_dict() for a in self.tests],
+            "subclasses": [brief(n) for n in self.subclasses],
+            "overrides": [brief(n) for n in self.overrides],
+            "overridden": [brief(n) for n in self.overridden],
+            "importers": self.importers,
+            "truncated": self.truncated,
+        }
+
+
+def _rank(a: Affected) -> tuple:
+    return (a.depth, precision(a.weakest), a.node.get("path") or "", a.line)
+
+
+def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
+    result = Impact(symbol, depth)
+    target = symbol["id"]
+    overridden = [m for _, m in related_methods(store, [symbol], "out")]
+    result.overridden = overridden
+    result.overrides = [m for _, m in related_methods(store, [symbol], "in")]
+    if symbol.get("kind") == "class":
+        closure = _subclasses(store, target)
+        result.subclasses = list(store.symbols(closure, with_text=False).values())
+        result.subclasses.sort(key=lambda n: n["qualname"])
+
+    reached: dict[str, Affected] = {}
+    weakest = {target: "jedi", **{m["id"]: _DISPATCH for m in overridden}}
+    frontier = [target, *weakest.keys() - {target}]
+    for level in range(1, max(depth, TEST_DEPTH) + 1):
+        if not frontier:
+            break
+        best: dict[str, Affected] = {}
+        for row in store.calls(frontier, "in"):
+            if row.src in reached or row.src in weakest:
+                continue
+            resolved = _DISPATCH if row.dst != target and weakest.get(row.dst) == _DISPATCH and level == 1 else ""
+            resolved = resolved or row.resolved_by
+            worst = max(resolved, weakest[row.dst], key=precision)
+            candidate = Affected(row.other, level, row.dst, row.line, resolved, worst)
+            current = best.get(row.src)
+            if current is None or (precision(worst), row.line) < (precision(current.weakest), current.line):
+                best[row.src] = candidate
+        reached.update(best)
+        for sid, a in best.items():
+            weakest[sid] = a.weakest
+        frontier = list(best)
+        if len(reached) > MAX_NODES:
+            result.truncated = True
+            break
+    for a in sorted(reached.values(), key=_rank):
+        if is_test_function(a.node):
+            result.tests.append(a)
+        elif not is_test_path(a.node.get("path") or "") and a.depth <= depth:
+            result.callers.append(a)
+
+    owners = [target]
+    if symbol.get("kind") == "method" and symbol.get("parent_id"):
+        owners.append(symbol["parent_id"])  # a method is reached through its imported class
+    if symbol.get("kind") == "module":
+        owners.append(symbol["path"])
+    result.importers = [
+        {"file": f, "imports": dst, "line": line} for f, dst, line in sorted(set(store.importers(owners)))
+    ]
+    return result
+
+
+def _subclasses(store: GraphStore, class_id: str) -> list[str]:
+    seen: list[str] = []
+    frontier = [class_id]
+    while frontier:
+        frontier = [sub for sub, _ in store.inherits(frontier, "in") if sub not in seen and sub != class_id]
+        seen.extend(frontier)
+    return seen
+
+
+def render_impact(result: Impact) -> str:
+    s = result.symbol
+    out = [f"# Impact of changing {s['qualname']} ({s.get('kind')}) {citation(s)}", ""]
+    counts = result.counts_by_depth()
+    summary = ", ".join(f"depth {d}: {n}" for d, n in counts.items()) or "none"
+    out.append(f"Callers within {result.depth} hops: {len(result.callers)} ({summary})")
+    for a in result.callers:
+        how = a.resolved_by + (f", weakest on the path: {a.weakest}" if a.weakest != a.resolved_by else "")
+        out.append(
+            f"{'  ' * a.depth}{a.depth}. {a.node.get('qualname')} {citation(a.node)}"
+            f" calls {short_id(a.via)} at line {a.line} ({how})"
+        )
+    if result.truncated:
+        out.append(f"  (stopped after {MAX_NODES} callers)")
+    out.append("")
+    out.append(f"Tests that reach it: {len(result.tests)}")
+    for a in result.tests:
+        out.append(f"  - {a.node.get('qualname')} {citation(a.node)} ({a.depth} hop{'s' if a.depth > 1 else ''})")
+    for title, items in (
+        ("Subclasses", result.subclasses),
+        ("Overridden in subclasses by", result.overrides),
+        ("Overrides (callers of these may dispatch here)", result.overridden),
+    ):
+        if items:
+            out.append("")
+            out.append(f"{title}: {len(items)}")
+            out.extend(f"  - {n.get('qualname')} {citation(n)}" for n in items)
+    out.append("")
+    out.append(f"Imported by: {len(result.importers)} file(s)")
+    out.extend(f"  - {i['file']}:{i['line']} imports {short_id(i['imports'])}" for i in result.importers)
+    return "\n".join(out)

@@ -1,0 +1,61 @@
+"""One symbol from what a user types: an id (``path::Scope.name``), a qualified name, a unique short
+name or dotted suffix (``RetryPolicy.delay_for``), or ``path:line`` (the innermost definition around
+that line). An ambiguous name is an error that lists the candidates, never a silent pick."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cg.graph.store import GraphStore
+from cg.ingest.walk import is_test_path
+
+_PATH_LINE = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)")
+_SHOWN = 8
+
+
+def citation(node: dict[str, Any]) -> str:
+    """``[path:start-end]``, the form every answer cites code in."""
+    if not node.get("path"):
+        return "[external]"
+    return f"[{node['path']}:{node['start_line']}-{node['end_line']}]"
+
+
+def short_id(symbol_id: str) -> str:
+    return symbol_id.split("::", 1)[-1]
+
+
+def is_test_function(node: dict[str, Any]) -> bool:
+    return is_test_path(node.get("path") or "") and (node.get("name") or "").startswith("test")
+
+
+class SymbolLookupError(ValueError):
+    """The reference names no definition, or more than one: the message says which."""
+
+
+def _where(node: dict[str, Any]) -> str:
+    return f"{node['qualname']} [{node['path']}:{node['start_line']}]"
+
+
+def resolve_symbol(store: GraphStore, ref: str) -> dict[str, Any]:
+    ref = ref.strip()
+    located = _PATH_LINE.fullmatch(ref)
+    if located and "::" not in ref:
+        path, line = located["path"].removeprefix("./"), int(located["line"])
+        around = store.symbols_at(path, line)
+        if not around:
+            raise SymbolLookupError(f"no definition at {path}:{line} (paths are relative to the repository root)")
+        return around[0]
+    matches = store.find_symbols(ref, limit=50)
+    exact = [m for m in matches if ref in (m["id"], m["qualname"])]
+    if exact:
+        return exact[0]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SymbolLookupError(f"no definition matches {ref!r} (try a qualified name, path:line or `cg search`)")
+    listed = "; ".join(_where(m) for m in matches[:_SHOWN])
+    more = f"; and {len(matches) - _SHOWN} more" if len(matches) > _SHOWN else ""
+    raise SymbolLookupError(
+        f"{ref!r} is ambiguous, {len(matches)} definitions match: {listed}{more}; use a qualified name or path:line"
+    )
