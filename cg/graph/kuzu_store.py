@@ -21,7 +21,7 @@ from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
 
 # Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
 # data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts"}
 _LABELS = ("Symbol", "Chunk")
 _VECTOR_PROPS = {("Symbol", "embedding"), ("Symbol", "doc_embedding"), ("Chunk", "embedding")}
@@ -43,7 +43,7 @@ def _schema(dimension: int) -> list[str]:
         "CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO File, FROM File TO Symbol, FROM File TO External,"
         " line INT64, resolved_by STRING)",
         "CREATE REL TABLE IF NOT EXISTS CALLS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
-        " resolved_by STRING, confidence DOUBLE)",
+        " resolved_by STRING, confidence DOUBLE, candidates INT64)",
         "CREATE REL TABLE IF NOT EXISTS INHERITS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
         " resolved_by STRING)",
         "CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Chunk TO Symbol)",
@@ -233,12 +233,13 @@ class KuzuStore:
                     "line": e.line,
                     "resolved_by": e.resolved_by,
                     "confidence": e.confidence,
+                    "candidates": e.candidates,
                 }
             )
         props = {
             "DEFINES": "{line: r.line}",
             "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
-            "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence}",
+            "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
             "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
         }
         for (rel, src_label, dst_label), rows in groups.items():

@@ -31,7 +31,7 @@ LABELS = ("File", "Symbol", "Chunk", "External", "Meta")
 REL_PROPS = {
     "DEFINES": "{line: r.line}",
     "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
-    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence}",
+    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
     "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
 }
 _NODE_LABELS = ("File", "Symbol", "External")  # edge ends (Chunk only has PART_OF, written with the file)
@@ -191,7 +191,14 @@ class Neo4jStore:
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
             groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
-                {"src": e.src, "dst": e.dst, "line": e.line, "resolved_by": e.resolved_by, "confidence": e.confidence}
+                {
+                    "src": e.src,
+                    "dst": e.dst,
+                    "line": e.line,
+                    "resolved_by": e.resolved_by,
+                    "confidence": e.confidence,
+                    "candidates": e.candidates,
+                }
             )
         with self._driver.session(database=self.database) as session:
             for (rel, src, dst), rows in groups.items():

@@ -20,7 +20,7 @@ def build_callgraph(settings: Settings, include_external: bool = True) -> dict[s
     symbols = {sym.id: sym for ex in extractions for sym in ex.symbols}
     graph: dict[str, set[str]] = {sym.qualname: set() for sym in symbols.values()}
     for edge in edges:
-        if edge.type != "CALLS" or edge.resolved_by == "unresolved":
+        if edge.type != "CALLS" or edge.resolved_by in ("unresolved", "ambiguous"):
             continue
         caller = symbols[edge.src].qualname
         if edge.dst_label == "Symbol":

@@ -22,10 +22,11 @@ from cg.graph.embed import Embedder
 from cg.graph.model import Edge, External, FileExtraction, FileRecord
 from cg.graph.store import FileWrite, GraphStore
 from cg.ingest.chunk import chunk_file
-from cg.ingest.languages.python import PythonExtractor
+from cg.ingest.languages import Extractors
+from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.names import Resolver, property_names
-from cg.ingest.walk import WalkReport, is_test_path, module_name, walk
+from cg.ingest.walk import CONFIG_LANGUAGES, WalkReport, is_test_path, module_name, walk
 
 
 class Progress(Protocol):
@@ -84,7 +85,7 @@ def _record(source, data: bytes) -> FileRecord:
     return FileRecord(
         path=source.path,
         language=source.language,
-        kind="test" if is_test_path(source.path) else "source",
+        kind="config" if source.language in CONFIG_LANGUAGES else "test" if is_test_path(source.path) else "source",
         blob_sha=source.blob_sha,
         loc=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1),
         module=module_name(source.path) if source.language == "python" else "",
@@ -97,12 +98,12 @@ def extract_repository(
     """Walk and parse: plain records for every indexable file (no parse tree survives its file)."""
     progress = progress or _Silent()
     report = WalkReport()
-    extractor = PythonExtractor()
+    extractors = Extractors()
     extractions: list[FileExtraction] = []
     sources = list(walk(settings.repo, report, settings.max_file_bytes))
     with progress.stage("parse", len(sources)) as advance:
         for source in sources:
-            ex = extractor.extract(_record(source, source.data), source.data)
+            ex = extractors.get(source.language).extract(_record(source, source.data), source.data)
             if ex.warnings and summary is not None:
                 summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
             extractions.append(ex)
@@ -116,11 +117,13 @@ def resolve_extractions(
     progress: Progress | None = None,
     summary: IndexSummary | None = None,
 ) -> tuple[list[Edge], dict[str, list[External]]]:
-    """jedi (when configured) then the name resolver: every file's edges and the externals they name."""
+    """Python: jedi (when configured) then the name resolver; the other languages: the generic
+    resolver (cg/ingest/resolve/generic.py). Every file's edges and the externals they name."""
     progress = progress or _Silent()
     jedi: JediResults | None = None
-    if settings.resolver == "jedi":
-        python = [ex for ex in extractions if ex.file.language == "python"]
+    python = [ex for ex in extractions if ex.file.language == "python"]
+    others = [ex for ex in extractions if ex.file.language != "python"]
+    if settings.resolver == "jedi" and python:
         with progress.stage("jedi", len(python)) as advance:
             jedi = run_jedi(
                 settings.repo, python, property_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
@@ -136,11 +139,12 @@ def resolve_extractions(
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
-    resolver = Resolver(extractions, jedi)
+    resolver = Resolver(python, jedi)
+    generic = GenericResolver(others, settings.repo) if others else None
     edges: list[Edge] = []
     externals_by_file: dict[str, list[External]] = {}
     for ex in extractions:
-        file_edges, externals = resolver.edges(ex)
+        file_edges, externals = (resolver if ex.file.language == "python" or generic is None else generic).edges(ex)
         edges.extend(file_edges)
         externals_by_file[ex.file.path] = externals
     return edges, externals_by_file
@@ -232,7 +236,7 @@ def index_repository(
             continue
         if e.dst_label == "Symbol":
             summary.calls_in_repo += 1
-        elif e.resolved_by == "unresolved":
+        elif e.resolved_by in ("unresolved", "ambiguous"):
             summary.calls_unresolved += 1
         else:
             summary.calls_external += 1
