@@ -160,7 +160,7 @@ def search(
     pool = fused[: max(limit * 3, PRIOR_POOL)]
     symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
     pool = apply_priors(query, pool, symbols, priors or PRIORS)
-    fused = _pin_exact(store, query, pool, symbols)
+    fused = _pin_exact(store, query, pool, symbols, _config_answers(store, query, symbols))
     hits: list[Hit] = []
     missing = [doc for doc, _, _ in fused if doc not in symbols]
     symbols.update(store.symbols(missing, with_text=False))
@@ -172,6 +172,16 @@ def search(
         if len(hits) >= limit:
             break
     return hits
+
+
+def _config_answers(store: GraphStore, query: str, symbols: dict[str, dict[str, Any]]) -> set[str]:
+    """Config sections that contain an identifier the query is written as (``STRIPE_WEBHOOK_SECRET``):
+    such a section is an exact answer and is pinned like a definition of that name."""
+    wanted = {_joined(t) for t in exact_identifiers(query) if len(split_identifier(t)) > 1}
+    config = [doc for doc, sym in symbols.items() if sym.get("kind") == "config"]
+    if not wanted or not config:
+        return set()
+    return {doc for doc, text in store.lexical_docs(config).items() if wanted & set(text.split())}
 
 
 def apply_priors(
@@ -192,7 +202,7 @@ def apply_priors(
         if sym is not None:
             if not about_tests and is_test_path(sym["path"]):
                 score *= priors["tests"]
-            if sym["kind"] == "module":
+            if sym["kind"] in ("module", "config"):  # a module's loose code, a config section: not a definition
                 score *= priors["modules"]
             elif sym["kind"] == "class" and any(other.startswith(doc + ".") for other in ids):
                 score *= priors["containers"]
@@ -209,10 +219,11 @@ def _pin_exact(
     query: str,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]] | None = None,
+    also: set[str] | None = None,
 ) -> list[tuple[str, float, dict[str, int]]]:
     """A query token that names a definition pins that definition above the fused list: exactly as
     written, or in another case style among the candidates (``SchedulePaymentRetry`` for
-    ``schedule_payment_retry``)."""
+    ``schedule_payment_retry``); ``also`` adds other exact answers (config sections naming the token)."""
     pinned: list[str] = []
     for token in exact_identifiers(query):
         for sym in store.find_symbols(token, limit=5):
@@ -222,6 +233,7 @@ def _pin_exact(
         for doc, sym in (symbols or {}).items():
             if doc not in pinned and sym["kind"] != "module" and _joined(sym["name"]) == wanted:
                 pinned.append(doc)
+    pinned.extend(sorted(doc for doc in also or () if doc not in pinned))
     if not pinned:
         return fused
     order = {doc: i for i, (doc, _, _) in enumerate(fused)}

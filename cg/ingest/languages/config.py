@@ -128,12 +128,13 @@ UNITS: dict[str, Callable[[list[str]], list[tuple[int, str]]]] = {
 }
 
 
-def _split_points(lines: list[str], comment: str) -> tuple[tuple[int, int], ...]:
-    """Nested keys, items and instructions by indentation: the shallowest indentation is depth 1."""
+def _split_points(lines: list[str], comment: str, head: int) -> tuple[tuple[int, int], ...]:
+    """Nested keys, items and instructions after the unit's own first line (``head``), by
+    indentation: the shallowest indentation is depth 1."""
     rows = [
         (i, _indent(line))
         for i, line in enumerate(lines)
-        if i > 0 and line.strip() and not line.strip().startswith(comment)
+        if i > head and line.strip() and not line.strip().startswith(comment)
     ]
     levels = sorted({indent for _, indent in rows})
     return tuple((i, min(levels.index(indent) + 1, 3)) for i, indent in rows)
@@ -185,7 +186,7 @@ class ConfigExtractor:
                     parent_id=module_id,
                     scope=(f"{record.language} {name}",),
                     def_line=row + 1,
-                    split_points=_split_points(text_lines, comment),
+                    split_points=_split_points(text_lines, comment, row - start),
                 )
             )
         text, points = module_text(lines, spans, set(), comment)

@@ -1,0 +1,56 @@
+"""A mixed-language repository through the real CLI: index, explain, search a config key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cg_command
+
+POLYGLOT = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot"
+
+
+@pytest.fixture(scope="module")
+def polyglot_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    repo = tmp_path_factory.mktemp("polyglot") / "polyglot"
+    shutil.copytree(POLYGLOT, repo, ignore=shutil.ignore_patterns(".cg"))
+    summary = json.loads(cg_command("index", str(repo), "--json").stdout)
+    return repo, summary
+
+
+def test_index_counts_every_language(polyglot_repo):
+    _, summary = polyglot_repo
+    assert summary["files"] == sum(1 for p in POLYGLOT.rglob("*") if p.is_file()) - 1
+    assert summary["other_files"] == 1  # go.mod: read by the resolver, not indexed
+    assert summary["edges"]["INHERITS"] >= 10 and summary["calls_in_repo"] >= 50
+    assert summary["syntax_errors"] == []
+
+
+def test_explain_follows_a_go_flow_across_files(polyglot_repo):
+    repo, _ = polyglot_repo
+    query = "schedule a payment retry when the card is declined"
+    data = json.loads(cg_command("explain", query, "--json", cwd=repo).stdout)
+    go = "payments-go/internal/"
+    flows = {f["seed"]["id"]: f for f in data["flows"]}
+    seed = f"{go}server/server.go::Server.HandleCharge"
+    flow = flows.get(seed) or flows[f"{go}retry/retry.go::SchedulePaymentRetry"]
+    steps = flow["callers"] + flow["callees"]
+    crossing = [s for s in steps if s["path"] and s["path"] != flow["seed"]["path"] and s["path"].endswith(".go")]
+    assert crossing, "the flow stays inside one file"
+    ids = {s["id"] for s in steps}
+    assert ids & {f"{go}retry/retry.go::SchedulePaymentRetry", seed}
+    assert f"{go}store/store.go::PaymentStore.SavePayment" in ids  # two hops away, in a third file
+    assert all(s["path"] is None or s["path"].endswith(".go") for s in steps)
+
+
+def test_search_finds_an_env_var_in_config_files(polyglot_repo):
+    repo, _ = polyglot_repo
+    hits = json.loads(cg_command("search", "STRIPE_WEBHOOK_SECRET", "--json", "--limit", "5", cwd=repo).stdout)
+    top = {h["id"] for h in hits[:3]}
+    assert "deploy/docker-compose.yml::services" in top
+    assert "billing-java/src/main/resources/application.yaml::stripe" in top
+    compose = next(h for h in hits if h["id"] == "deploy/docker-compose.yml::services")
+    assert (compose["kind"], compose["start_line"], compose["end_line"]) == ("config", 1, 13)
