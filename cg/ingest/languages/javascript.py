@@ -69,18 +69,23 @@ class JavaScriptExtractor(TreeSitterExtractor):
             return None
         if node.type in ("class", "function_expression") and node.child_by_field_name("name") is None:
             return None  # anonymous: its calls belong to the enclosing definition
-        if node.type == "assignment_expression":  # CommonJS: `exports.charge = function (...) {...}`
+        if node.type == "assignment_expression":
+            # `exports.charge = function (...) {...}`, `res.send = function send(body) {...}`,
+            # `Invoice.prototype.total = function () {...}` (a method of Invoice, see owner_type)
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if (
-                left is not None
-                and left.type == "member_expression"
-                and node_text(left.child_by_field_name("object")) in ("exports", "module.exports")
-                and right is not None
-                and right.type in FUNCTION_VALUES
-            ):
-                return Def("function"), left.child_by_field_name("property")
+            if left is not None and left.type == "member_expression" and right is not None:
+                if right.type in FUNCTION_VALUES and stack and stack[-1].kind == "module":
+                    return Def("function"), left.child_by_field_name("property")
             return None
         return super().classify(node, stack)
+
+    def owner_type(self, node: Node, stack: list[Scope]) -> str:
+        if node.type == "assignment_expression":
+            obj = node.child_by_field_name("left")
+            obj = obj.child_by_field_name("object") if obj is not None else None
+            if obj is not None and obj.type == "member_expression" and node_text(obj).endswith(".prototype"):
+                return node_text(obj.child_by_field_name("object"))
+        return ""
 
     def body_of(self, node: Node, rule: Def) -> Node | None:
         if node.type in ("variable_declarator", "assignment_expression"):
