@@ -175,13 +175,18 @@ def search(
 
 
 def _config_answers(store: GraphStore, query: str, symbols: dict[str, dict[str, Any]]) -> set[str]:
-    """Config sections that contain an identifier the query is written as (``STRIPE_WEBHOOK_SECRET``):
-    such a section is an exact answer and is pinned like a definition of that name."""
-    wanted = {_joined(t) for t in exact_identifiers(query) if len(split_identifier(t)) > 1}
+    """Config sections that set a key the query is written as (``STRIPE_WEBHOOK_SECRET: ...``,
+    ``KEY = value``, ``ENV KEY``): exact answers, pinned like a definition of that name. A section that
+    only mentions it (a question file, a ``${KEY}`` reference) is ranked like any other config text."""
+    tokens = [t for t in exact_identifiers(query) if len(split_identifier(t)) > 1]
     config = [doc for doc, sym in symbols.items() if sym.get("kind") == "config"]
-    if not wanted or not config:
+    if not tokens or not config:
         return set()
-    return {doc for doc, text in store.lexical_docs(config).items() if wanted & set(text.split())}
+    wanted = {_joined(t) for t in tokens}
+    mentions = sorted(doc for doc, text in store.lexical_docs(config).items() if wanted & set(text.split()))
+    keys = [re.compile(rf"(?:^|[\s\"'{{,])(?:ENV\s+|ARG\s+)?{re.escape(t)}[\"']?\s*[:=]", re.M) for t in tokens]
+    texts = store.symbols(mentions, with_text=True) if mentions else {}
+    return {doc for doc, sym in texts.items() if any(k.search(sym.get("text") or "") for k in keys)}
 
 
 def apply_priors(
@@ -193,7 +198,8 @@ def apply_priors(
     """Scale fused scores by what kind of definition a hit is. Users asking how something works want
     the function that does it: a test (unless the question is about tests), a whole module, or a
     class whose own methods are also among the hits is usually a worse answer than those methods.
-    Measured with `cg eval` (benchmarks/RESULTS.md); the factors are in config."""
+    A config section counts like a module's loose code. Measured with `cg eval`
+    (benchmarks/RESULTS.md); the factors are in config."""
     ids = {doc for doc, _, _ in fused}
     about_tests = "test" in query.lower()
     out = []
@@ -202,7 +208,7 @@ def apply_priors(
         if sym is not None:
             if not about_tests and is_test_path(sym["path"]):
                 score *= priors["tests"]
-            if sym["kind"] in ("module", "config"):  # a module's loose code, a config section: not a definition
+            if sym["kind"] in ("module", "config"):  # a module's loose code, a config section: not definitions
                 score *= priors["modules"]
             elif sym["kind"] == "class" and any(other.startswith(doc + ".") for other in ids):
                 score *= priors["containers"]
