@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from cg.graph.model import Edge
-from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
+from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError, edge_row
 
 # Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
 # data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
@@ -226,16 +226,7 @@ class KuzuStore:
     def write_edges(self, edges: list[Edge]) -> None:
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
-            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
-                {
-                    "src": e.src,
-                    "dst": e.dst,
-                    "line": e.line,
-                    "resolved_by": e.resolved_by,
-                    "confidence": e.confidence,
-                    "candidates": e.candidates,
-                }
-            )
+            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(edge_row(e))
         props = {
             "DEFINES": "{line: r.line}",
             "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",

@@ -19,7 +19,7 @@ import numpy as np
 
 from cg.config import Settings
 from cg.graph.model import Edge
-from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError
+from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError, edge_row
 
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",
@@ -190,16 +190,7 @@ class Neo4jStore:
     def write_edges(self, edges: list[Edge]) -> None:
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
-            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
-                {
-                    "src": e.src,
-                    "dst": e.dst,
-                    "line": e.line,
-                    "resolved_by": e.resolved_by,
-                    "confidence": e.confidence,
-                    "candidates": e.candidates,
-                }
-            )
+            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(edge_row(e))
         with self._driver.session(database=self.database) as session:
             for (rel, src, dst), rows in groups.items():
                 query = _edge_query(rel, src, dst)

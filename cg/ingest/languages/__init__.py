@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Protocol
 
 from cg.graph.model import FileExtraction, FileRecord
@@ -23,33 +24,23 @@ class Extractors:
         return self._built[language]
 
 
+# language -> (module, class); every config format shares one extractor
+_EXTRACTORS = {
+    "python": ("cg.ingest.languages.python", "PythonExtractor"),
+    "typescript": ("cg.ingest.languages.typescript", "TypeScriptExtractor"),
+    "javascript": ("cg.ingest.languages.javascript", "JavaScriptExtractor"),
+    "go": ("cg.ingest.languages.go", "GoExtractor"),
+    "java": ("cg.ingest.languages.java", "JavaExtractor"),
+    "rust": ("cg.ingest.languages.rust", "RustExtractor"),
+}
+
+
 def _build(language: str) -> Extractor:
-    if language == "python":
-        from cg.ingest.languages.python import PythonExtractor
-
-        return PythonExtractor()
-    if language == "typescript":
-        from cg.ingest.languages.typescript import TypeScriptExtractor
-
-        return TypeScriptExtractor()
-    if language == "javascript":
-        from cg.ingest.languages.javascript import JavaScriptExtractor
-
-        return JavaScriptExtractor()
-    if language == "go":
-        from cg.ingest.languages.go import GoExtractor
-
-        return GoExtractor()
-    if language == "java":
-        from cg.ingest.languages.java import JavaExtractor
-
-        return JavaExtractor()
-    if language == "rust":
-        from cg.ingest.languages.rust import RustExtractor
-
-        return RustExtractor()
     from cg.ingest.languages.config import UNITS, ConfigExtractor
 
     if language in UNITS:
         return ConfigExtractor()
-    raise ValueError(f"no extractor for language {language!r}")
+    if language not in _EXTRACTORS:
+        raise ValueError(f"no extractor for language {language!r}")
+    module, name = _EXTRACTORS[language]
+    return getattr(importlib.import_module(module), name)()

@@ -30,6 +30,7 @@ from cg.ingest.languages.java import BUILTINS as JAVA_BUILTINS
 from cg.ingest.languages.javascript import GLOBALS as JS_GLOBALS
 from cg.ingest.languages.rust import BUILTINS as RUST_BUILTINS
 from cg.ingest.languages.rust import crate_module
+from cg.ingest.resolve.names import PUBLIC_RESOLUTION, defines_edges
 
 BUILTINS = {
     "javascript": JS_GLOBALS,
@@ -46,17 +47,13 @@ _WRAPPERS = frozenset(
 )
 _ES_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
-# (resolved_by, confidence) on the edge, per internal step.
+# (resolved_by, confidence) on the edge, per internal step: the Python resolver's, plus these.
 RESOLUTION = {
-    "scope": ("name", 0.9),
-    "self": ("name", 0.9),
+    **PUBLIC_RESOLUTION,
     "type": ("name", 0.8),
     "package": ("name", 0.85),
-    "builtin": ("name", 0.9),
-    "import": ("import", 0.95),
     "unique": ("unique", 0.6),
     "ambiguous": ("ambiguous", 0.0),
-    "unresolved": ("unresolved", 0.0),
 }
 
 
@@ -605,16 +602,9 @@ class GenericResolver:
 
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
-        edges: list[Edge] = []
+        edges = defines_edges(ex)
         externals: dict[str, External] = {}
         path = ex.file.path
-        for sym in ex.symbols:
-            if sym.kind == "module":
-                continue
-            if sym.parent_id.endswith("::<module>"):
-                edges.append(Edge("DEFINES", path, sym.id, "File", "Symbol", sym.start_line))
-            else:
-                edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
         seen: set[tuple[str, str, str]] = set()
 
         def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:

@@ -40,6 +40,17 @@ def property_names(extractions: list[FileExtraction]) -> frozenset[str]:
     return frozenset(sym.name for ex in extractions for sym in ex.symbols if is_property(sym))
 
 
+def defines_edges(ex: FileExtraction) -> list[Edge]:
+    """File -> module symbol and top-level definitions, definition -> what it encloses."""
+    edges = []
+    for sym in ex.symbols:
+        if sym.kind == "module" or sym.parent_id.endswith("::<module>"):
+            edges.append(Edge("DEFINES", ex.file.path, sym.id, "File", "Symbol", sym.start_line))
+        else:
+            edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
+    return edges
+
+
 @dataclass(frozen=True)
 class Target:
     id: str
@@ -432,14 +443,9 @@ class Resolver:
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
         """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS."""
-        edges: list[Edge] = []
+        edges = defines_edges(ex)
         externals: dict[str, External] = {}
         path = ex.file.path
-        for sym in ex.symbols:
-            if sym.kind == "module" or sym.parent_id.endswith("::<module>"):
-                edges.append(Edge("DEFINES", path, sym.id, "File", "Symbol", sym.start_line))
-            else:
-                edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
         seen: set[tuple[str, str, str]] = set()
 
         def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
