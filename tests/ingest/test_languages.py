@@ -190,6 +190,10 @@ def test_go_resolution(polyglot):
     load = calls(edges, f"{GO}/store/store.go::PostgresStore.LoadPayment")
     assert f"{GO}/store/store.go::baseStore.tableName" in load  # promoted from the embedded struct
     assert edge(edges, "INHERITS", f"{GO}/store/store.go::PostgresStore", f"{GO}/store/store.go::baseStore")
+    # interface satisfaction: PostgresStore has LoadPayment and SavePayment, Payment has neither
+    satisfies = edge(edges, "INHERITS", f"{GO}/store/store.go::PostgresStore", f"{GO}/store/store.go::PaymentStore")
+    assert satisfies is not None and satisfies.resolved_by == "satisfies"
+    assert not edge(edges, "INHERITS", f"{GO}/store/store.go::Payment", f"{GO}/store/store.go::PaymentStore")
     imported = {e.dst for e in edges if e.type == "IMPORTS" and e.src == "payments-go/cmd/payments/main.go"}
     assert {f"{GO}/server/server.go", f"{GO}/server/routes.go", f"{GO}/store/store.go", "net/http"} <= imported
 

@@ -54,6 +54,7 @@ RESOLUTION = {
     "package": ("name", 0.85),
     "unique": ("unique", 0.6),
     "ambiguous": ("ambiguous", 0.0),
+    "satisfies": ("satisfies", 0.7),
 }
 
 
@@ -158,6 +159,11 @@ class GenericResolver:
                     found = self.types_in.get((self.package(ex.file.path), class_id.split("::", 1)[1]))
                     class_id = found.id if found is not None else class_id
                 self.bases.setdefault(class_id, []).append(base)
+        self.interfaces_with: dict[str, list[Symbol]] = {}  # Go: method name -> interfaces that require it
+        for (package, scope), sym in self.types_in.items():
+            if sym.kind == "interface" and self.language.get(sym.path) == "go":
+                for name in self.members.get((package, scope), {}):
+                    self.interfaces_with.setdefault(name, []).append(sym)
         self.go_modules = self._go_modules(extractions)
         self.ts_paths = self._ts_paths(extractions)
         self._file_cache: dict[tuple[str, str], str | None] = {}
@@ -649,7 +655,30 @@ class GenericResolver:
                 if target is None or target.label != "External":
                     target = Target(base.expr, "External", "unresolved")
             add("INHERITS", cls.id, "Symbol", target, base.line)
+        if ex.file.language == "go":
+            for sym in ex.symbols:
+                for interface in self.satisfied(sym):
+                    target = Target(interface.id, "Symbol", "satisfies", interface)
+                    add("INHERITS", sym.id, "Symbol", target, sym.def_line)
         return edges, list(externals.values())
+
+    def satisfied(self, sym: Symbol) -> list[Symbol]:
+        """Go's implicit interfaces: the repository's interfaces whose every method ``sym`` has
+        (its own methods, wherever declared in the package, and those promoted from embedded types)."""
+        if sym.kind not in ("struct", "type"):
+            return []
+        own = self.members.get((self.package(sym.path), scope_of(sym)), {})
+        out = []
+        seen: set[str] = set()
+        for name in own:
+            for interface in self.interfaces_with.get(name, []):
+                if interface.id in seen:
+                    continue
+                seen.add(interface.id)
+                required = self.members.get((self.package(interface.path), scope_of(interface)), {})
+                if required and all(m in own or self.member(sym, m) for m in required):
+                    out.append(interface)
+        return out
 
 
 def _dotted(expr: str) -> bool:
