@@ -105,7 +105,9 @@ def test_typescript_resolution(polyglot):
     # `this.service` is typed by the constructor's parameter property
     assert f"{WEB}/server/services/invoices.ts::InvoiceService.payInvoice" in pay
     assert pay[f"{WEB}/server/controllers/store.ts::loadInvoice"].resolved_by == "import"
-    assert pay["res.json"].dst_label == "External" and pay["res.json"].resolved_by == "unresolved"
+    # `res: Response` is express's type: a named library target, never an in-repo method
+    assert pay["express.Response.json"].dst_label == "External"
+    assert pay["express.Response.json"].resolved_by == "import"
     service = calls(edges, f"{WEB}/server/services/invoices.ts::InvoiceService.payInvoice")
     assert f"{WEB}/server/services/gateway.ts::PaymentGateway.charge" in service  # through the interface
     assert f"{WEB}/server/services/invoices.ts::BaseService.audit" in service  # inherited, via this.
@@ -186,7 +188,9 @@ def test_go_resolution(polyglot):
     assert f"{GO}/server/routes.go::verifySignature" in webhook
     write = calls(edges, f"{GO}/server/server.go::writeJSON")
     assert all(e.dst_label == "External" for e in write.values())  # library calls only
-    assert write["w.Header().Set"].resolved_by == "unresolved"
+    assert write["net/http.ResponseWriter.Header().Set"].resolved_by == "import"  # `w http.ResponseWriter`
+    routes = calls(edges, f"{GO}/server/routes.go::Server.Routes")
+    assert routes["mux.HandleFunc"].resolved_by == "unresolved"  # what http.NewServeMux() returns is not stated
     load = calls(edges, f"{GO}/store/store.go::PostgresStore.LoadPayment")
     assert f"{GO}/store/store.go::baseStore.tableName" in load  # promoted from the embedded struct
     assert edge(edges, "INHERITS", f"{GO}/store/store.go::PostgresStore", f"{GO}/store/store.go::baseStore")

@@ -392,36 +392,51 @@ class GenericResolver:
             self._member_guard.discard(cls.id)
 
     def resolve_type(self, type_expr: str, scope: Symbol) -> Symbol | None:
+        """The in-repo type a type expression names, if it names exactly one."""
+        target = self.type_target(type_expr, scope)
+        return target.symbol if target is not None else None
+
+    def type_target(self, type_expr: str, scope: Symbol) -> Target | None:
+        """What a stated type names: an in-repo type (a Symbol target), or a library type an import or
+        the builtins name (an External target, ``net/http.ResponseWriter``), else None."""
         expr = type_expr.strip()
         if expr.startswith("call:"):
             target = self.resolve_expr(expr[5:], scope)
             if target is None or target.symbol is None:
                 return None
             if target.symbol.kind in TYPE_KINDS:
-                return target.symbol
+                return Target(target.symbol.id, "Symbol", "type", target.symbol)
             returned = self.types.get(target.symbol.id, {}).get(RETURN)
-            return self.resolve_type(returned, target.symbol) if returned else None
+            return self.type_target(returned, target.symbol) if returned else None
         expr = re.sub(r"^(?:&\s*|\*|mut\s+|dyn\s+|impl\s+|const\s+|readonly\s+)+", "", expr)
         generic = re.match(r"^([\w.:$]+)\s*<(.*)>$", expr, re.S)
         if generic:
             head, args = generic.group(1), generic.group(2)
             if head.rsplit(".", 1)[-1].rsplit("::", 1)[-1] in _WRAPPERS:
-                return self.resolve_type(_first_argument(args), scope)
+                return self.type_target(_first_argument(args), scope)
             expr = head
         expr = re.sub(r"\[.*\]$", "", expr).replace("::", ".")
         if "|" in expr:
             options = [o.strip() for o in expr.split("|") if o.strip() not in ("null", "undefined", "")]
-            if len(options) != 1:
-                return None
-            return self.resolve_type(options[0], scope)
+            return self.type_target(options[0], scope) if len(options) == 1 else None
         if not expr or any(not _IDENT.match(p) for p in expr.split(".")):
             return None
         if expr == "Self":
-            return self.enclosing_type(scope)
+            found = self.enclosing_type(scope)
+            return Target(found.id, "Symbol", "type", found) if found is not None else None
         target = self.resolve_dotted(expr.split("."), scope, types_only=True)
-        if target is not None and target.symbol is not None and target.symbol.kind in TYPE_KINDS:
-            return target.symbol
+        if target is None:
+            return None
+        if target.symbol is not None and target.symbol.kind in TYPE_KINDS:
+            return Target(target.symbol.id, "Symbol", "type", target.symbol)
+        if target.label == "External" and target.how in ("import", "builtin"):
+            return target
         return None
+
+    def _typed(self, type_expr: str | None, scope: Symbol, rest: list[str], at: Symbol | None) -> Target | None:
+        """Walk ``rest`` from the type ``type_expr`` names (in-repo or a library's)."""
+        target = self.type_target(type_expr, scope) if type_expr else None
+        return self.walk(target, rest, at) if target is not None else None
 
     def typed_name(self, name: str, scope: Symbol | None) -> tuple[str, Symbol] | None:
         """The stated type of a local, a parameter or (Java's implicit ``this.``) a field in scope."""
@@ -503,17 +518,10 @@ class GenericResolver:
             found = self.member(cls, rest[0].removesuffix("()"), skip_self=head == "super")
             if found:
                 return self.walk(Target(found[0].id, "Symbol", "self", found[0]), rest[1:], scope)
-            typed = self.types.get(cls.id, {}).get(f"self.{rest[0]}")
-            attr_type = self.resolve_type(typed, cls) if typed else None
-            if attr_type is None:
-                return None
-            return self.walk(Target(attr_type.id, "Symbol", "type", attr_type), rest[1:], scope)
+            return self._typed(self.types.get(cls.id, {}).get(f"self.{rest[0]}"), cls, rest[1:], scope)
         typed = self.typed_name(head, scope) if rest else None
         if typed is not None and typed[1].kind != "module":
-            klass = self.resolve_type(typed[0], typed[1])
-            if klass is None:
-                return None
-            return self.walk(Target(klass.id, "Symbol", "type", klass), rest, scope)
+            return self._typed(typed[0], typed[1], rest, scope)
         target = self.resolve_name(head.removesuffix("()"), scope, types_only and not rest)
         if target is None and typed is not None:  # a typed module-level variable
             klass = self.resolve_type(typed[0], typed[1])
@@ -561,10 +569,10 @@ class GenericResolver:
                     target = Target(members[0].id, "Symbol", target.how, members[0])
                     continue
                 typed = self.types.get(sym.id, {}).get(f"self.{attr}")
-                klass = self.resolve_type(typed, sym) if typed else None
-                if klass is None:
+                attr_type = self.type_target(typed, sym) if typed else None
+                if attr_type is None:
                     return None
-                target = Target(klass.id, "Symbol", "type", klass)
+                target = attr_type
                 continue
             if sym.kind == "namespace":
                 found = self.children.get(sym.id, {}).get(attr) or []
