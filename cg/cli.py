@@ -164,10 +164,14 @@ def _summary_text(s) -> str:
     lines = [
         f"indexed {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges} into {s.backend} ({secs})",
         f"calls: {s.calls_in_repo} to definitions in the repo, {s.calls_external} to named libraries/builtins, "
-        f"{s.calls_unresolved} unresolved ({s.resolved_share:.0%} resolved)",
+        f"{s.calls_unresolved} unresolved"
+        + (f" ({s.calls_ambiguous} ambiguous, not guessed)" if s.calls_ambiguous else "")
+        + f" ({s.resolved_share:.0%} resolved)",
         f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",
     ]
-    if s.resolver == "jedi":
+    if len(s.languages) > 1:
+        lines.insert(1, "languages: " + ", ".join(f"{n} {language}" for language, n in s.languages.items()))
+    if s.resolver == "jedi" and s.languages.get("python"):
         lines.insert(
             2,
             f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites with {s.jedi_workers} workers"

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from cg.graph.model import Chunk, FileExtraction, ImportRecord, Symbol
+from cg.ingest.languages import comment_marker
 from cg.lexical import analyze_text
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -59,8 +60,6 @@ _IMPORT_FORMS = {
     "java": lambda i: f"import {i.module}.{i.name}",
     "rust": lambda i: f"use {i.module}::{i.name}" + (f" as {i.alias}" if i.alias else ""),
 }
-# The comment marker a generated line (a docstring, a fragment marker) takes in each language.
-COMMENT = {"python": "#", "yaml": "#", "toml": "#", "dockerfile": "#", "sql": "--"}
 CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum"})
 
 
@@ -115,7 +114,7 @@ def _docstring_lines(sym: Symbol, language: str = "python") -> str:
         return ""
     indent = "    " if sym.kind != "module" else ""
     if language != "python":
-        marker = COMMENT.get(language, "//")
+        marker = comment_marker(language)
         return "\n".join(f"{indent}{marker} {line}".rstrip() for line in sym.docstring.splitlines())
     return f'{indent}"""{sym.docstring}"""'
 
@@ -161,7 +160,7 @@ def skeleton(cls: Symbol, members: list[Symbol], language: str = "python") -> st
     that are not definitions, and each member's signature and docstring's first line. Braced
     languages get ``signature {``, each member as ``// doc`` then ``signature;``, and ``}``."""
     if language != "python":
-        marker = COMMENT.get(language, "//")
+        marker = comment_marker(language)
         out = [f"{marker} {line}".rstrip() for line in cls.docstring.splitlines()[:1]]
         out.append(f"{cls.signature} {{")
         for member in members:
@@ -231,7 +230,7 @@ def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: str = "p
         first = sym.start_line + start if sym.kind != "module" else sym.start_line
         last = sym.start_line + end - 1 if sym.kind != "module" else sym.end_line
         body = "\n".join(lines[start:end])
-        text = f"{prefix}\n    {COMMENT.get(language, '//')} ... (fragment {number} of {len(ranges)})\n{body}"
+        text = f"{prefix}\n    {comment_marker(language)} ... (fragment {number} of {len(ranges)})\n{body}"
         out.append(
             Chunk(
                 f"{sym.id}#fragment-{number}",

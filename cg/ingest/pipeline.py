@@ -50,6 +50,8 @@ class IndexSummary:
     calls_in_repo: int = 0
     calls_external: int = 0
     calls_unresolved: int = 0
+    calls_ambiguous: int = 0  # of the unresolved: names with several candidates in the repo, not guessed
+    languages: dict[str, int] = field(default_factory=dict)  # files per language
     removed_files: int = 0
     syntax_errors: list[str] = field(default_factory=list)
     binary: list[str] = field(default_factory=list)
@@ -227,6 +229,7 @@ def index_repository(
     summary.seconds["write"] = time.perf_counter() - started
 
     summary.files = len(extractions)
+    summary.languages = dict(Counter(ex.file.language for ex in extractions).most_common())
     summary.symbols = sum(len(unit.symbols) for _, unit in chunked)
     summary.chunks = sum(len(unit.chunks) for _, unit in chunked)
     summary.edges = dict(Counter(e.type for e in edges))
@@ -238,6 +241,7 @@ def index_repository(
             summary.calls_in_repo += 1
         elif e.resolved_by in ("unresolved", "ambiguous"):
             summary.calls_unresolved += 1
+            summary.calls_ambiguous += e.resolved_by == "ambiguous"
         else:
             summary.calls_external += 1
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8

@@ -27,6 +27,27 @@ def test_index_counts_every_language(polyglot_repo):
     assert summary["other_files"] == 1  # go.mod: read by the resolver, not indexed
     assert summary["edges"]["INHERITS"] >= 10 and summary["calls_in_repo"] >= 50
     assert summary["syntax_errors"] == []
+    assert summary["languages"] == {
+        "java": 10,
+        "typescript": 10,
+        "javascript": 7,
+        "go": 5,
+        "rust": 4,
+        "yaml": 2,
+        "json": 2,
+        "sql": 1,
+        "toml": 1,
+        "dockerfile": 1,
+    }
+    assert summary["calls_ambiguous"] == 1  # reportFailure, defined twice in the worker
+
+
+def test_index_text_summary_names_the_languages(polyglot_repo):
+    repo, _ = polyglot_repo
+    out = cg_command("index", str(repo)).stdout
+    assert "languages: 10 java, 10 typescript, 7 javascript, 5 go, 4 rust" in out
+    assert "(1 ambiguous, not guessed)" in out
+    assert "jedi:" not in out  # no Python here
 
 
 def test_explain_follows_a_go_flow_across_files(polyglot_repo):

@@ -1,4 +1,4 @@
-"""One extractor per language; ``extractor_for`` picks it by ``FileRecord.language``."""
+"""One extractor per language; ``Extractors.get`` picks it by ``FileRecord.language``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,13 @@ import importlib
 from typing import Protocol
 
 from cg.graph.model import FileExtraction, FileRecord
+
+# The comment marker of each language, for generated lines (markers, doc lines); "//" otherwise.
+COMMENT_MARKERS = {"python": "#", "yaml": "#", "toml": "#", "dockerfile": "#", "sql": "--"}
+
+
+def comment_marker(language: str) -> str:
+    return COMMENT_MARKERS.get(language, "//")
 
 
 class Extractor(Protocol):

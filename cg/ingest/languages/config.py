@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from cg.graph.model import FileExtraction, FileRecord, Symbol, symbol_id
+from cg.ingest.languages import comment_marker
 from cg.ingest.languages.base import module_text
 
 _YAML_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#:'"{}\[\],&*!|>%@`-][^:#]*?))\s*:(?:\s|$)""")
@@ -31,7 +32,6 @@ _SQL_NAMED = re.compile(
     r"|drop\s+\w+(?:\s+if\s+exists)?)\s+([\w.\"`]+)",
     re.I,
 )
-COMMENT = {"yaml": "#", "toml": "#", "dockerfile": "#", "sql": "--", "json": "//"}
 
 
 def _indent(line: str) -> int:
@@ -148,7 +148,7 @@ class ConfigExtractor:
     def extract(self, record: FileRecord, source: bytes) -> FileExtraction:
         lines = source.decode("utf-8", "replace").splitlines()
         out = FileExtraction(file=record)
-        comment = COMMENT.get(record.language, "#")
+        comment = comment_marker(record.language)
         units = [(row, name) for row, name in UNITS[record.language](lines) if name]
         module_id = symbol_id(record.path, "")
         seen: dict[str, int] = {}
