@@ -30,7 +30,7 @@ from cg.ingest.languages.java import BUILTINS as JAVA_BUILTINS
 from cg.ingest.languages.javascript import GLOBALS as JS_GLOBALS
 from cg.ingest.languages.rust import BUILTINS as RUST_BUILTINS
 from cg.ingest.languages.rust import crate_module
-from cg.ingest.resolve.names import PUBLIC_RESOLUTION, defines_edges
+from cg.ingest.resolve.names import PUBLIC_RESOLUTION, EdgeSink
 
 BUILTINS = {
     "javascript": JS_GLOBALS,
@@ -616,29 +616,16 @@ class GenericResolver:
 
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
-        edges = defines_edges(ex)
-        externals: dict[str, External] = {}
+        sink = EdgeSink(ex)
         path = ex.file.path
-        seen: set[tuple[str, str, str]] = set()
 
         def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
-            if target.label == "Package":
+            if target.label == "Package":  # a Go or Java package: each of its files
                 for file in target.files:
                     add(kind, src, src_label, Target(file, "File", target.how), line)
                 return
-            if target.label == "External":
-                externals.setdefault(
-                    target.id,
-                    External(target.id, target.id.rsplit(".", 1)[-1], target.how not in ("unresolved", "ambiguous")),
-                )
-            key = (kind, src, target.id)
-            if key in seen or (kind == "IMPORTS" and target.id == path):
-                return
-            seen.add(key)
-            resolved_by, confidence = RESOLUTION[target.how]
-            edges.append(
-                Edge(kind, src, target.id, src_label, target.label, line, resolved_by, confidence, target.candidates)
-            )
+            how = RESOLUTION[target.how]
+            sink.add(kind, src, src_label, target.id, target.label, line, how, candidates=target.candidates)
 
         for imp in ex.imports:
             add("IMPORTS", path, "File", self.import_target(path, imp), imp.line)
@@ -668,7 +655,7 @@ class GenericResolver:
                 for interface in self.satisfied(sym):
                     target = Target(interface.id, "Symbol", "satisfies", interface)
                     add("INHERITS", sym.id, "Symbol", target, sym.def_line)
-        return edges, list(externals.values())
+        return sink.result()
 
     def satisfied(self, sym: Symbol) -> list[Symbol]:
         """Go's implicit interfaces: the repository's interfaces whose every method ``sym`` has
