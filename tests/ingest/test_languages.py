@@ -115,6 +115,9 @@ def test_typescript_resolution(polyglot):
     # tsconfig `paths`: @shared/money -> shared/money.ts
     assert f"{WEB}/shared/money.ts::formatCents" in calls(edges, f"{WEB}/web/components/InvoiceList.tsx::InvoiceList")
     assert calls(edges, f"{WEB}/web/components/InvoiceList.tsx::InvoiceList")["react.useState"].dst_label == "External"
+    # a JSX element renders its component; HTML elements (<main>, <h1>) are not calls
+    app = calls(edges, f"{WEB}/web/App.tsx::App")
+    assert set(app) == {f"{WEB}/web/components/InvoiceList.tsx::InvoiceList"}
     # re-exported through services/index.ts
     factory = calls(edges, f"{WEB}/server/controllers/invoices.ts::defaultController")
     assert f"{WEB}/server/services/gateway.ts::StripeGateway" in factory

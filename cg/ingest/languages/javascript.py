@@ -40,7 +40,13 @@ SPEC = Spec(
     name="javascript",
     language=Language(tree_sitter_javascript.language()),
     definitions=DEFINITIONS,
-    calls={"call_expression": "function", "new_expression": "constructor"},
+    # a JSX element renders its component: <InvoiceList /> calls InvoiceList (see JavaScriptExtractor.call)
+    calls={
+        "call_expression": "function",
+        "new_expression": "constructor",
+        "jsx_opening_element": "name",
+        "jsx_self_closing_element": "name",
+    },
     members={"member_expression": ("object", "property")},
     wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration", "expression_statement"}),
     attached=frozenset({"decorator"}),
@@ -86,6 +92,13 @@ class JavaScriptExtractor(TreeSitterExtractor):
             if obj is not None and obj.type == "member_expression" and node_text(obj).endswith(".prototype"):
                 return node_text(obj.child_by_field_name("object"))
         return ""
+
+    def call(self, node: Node, ctx: Context, stack: list[Scope]) -> None:
+        if node.type.startswith("jsx_"):  # <li>, <button>: HTML elements, not components
+            name = node.child_by_field_name("name")
+            if name is None or not node_text(name)[:1].isupper():
+                return
+        super().call(node, ctx, stack)
 
     def body_of(self, node: Node, rule: Def) -> Node | None:
         if node.type in ("variable_declarator", "assignment_expression"):
