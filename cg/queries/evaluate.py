@@ -204,8 +204,10 @@ def evaluate(
 ) -> EvalReport:
     report = EvalReport(mode)
     for q in questions:
-        hits = ranked(store, embedder, q.question, mode, DEPTH_K, weights, rrf_k, priors)
-        hits = [h for h in hits if not (q.source and q.source.endswith("/" + str(h.get("path"))))]
+        # a few spare hits for those in the question file itself (its key, its module, at most a third),
+        # few enough that the search's candidate pool stays the same size
+        hits = ranked(store, embedder, q.question, mode, DEPTH_K + 3, weights, rrf_k, priors)
+        hits = [h for h in hits if not (q.source and q.source.endswith("/" + str(h.get("path"))))][:DEPTH_K]
         ranks: list[int | None] = []
         for gold in q.gold:
             rank = next((i for i, hit in enumerate(hits, start=1) if gold.matches(hit)), None)
