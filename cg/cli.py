@@ -182,14 +182,18 @@ def _summary_text(s) -> str:
     lines = [
         head,
         f"calls: {s.calls_in_repo} to definitions in the repo, {s.calls_external} to named libraries/builtins, "
-        f"{s.calls_unresolved} unresolved ({s.resolved_share:.0%} resolved)",
+        f"{s.calls_unresolved} unresolved"
+        + (f" ({s.calls_ambiguous} ambiguous, not guessed)" if s.calls_ambiguous else "")
+        + f" ({s.resolved_share:.0%} resolved)",
         f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",
     ]
     if index_line:
         lines.insert(1, index_line)
     if s.doc_sections or s.commits:
         lines.append(f"docs: {s.doc_sections} sections; history: {s.commits} commits ({s.commits_new} new)")
-    if s.resolver == "jedi":
+    if len(s.languages) > 1:
+        lines.insert(1, "languages: " + ", ".join(f"{n} {language}" for language, n in s.languages.items()))
+    if s.resolver == "jedi" and s.languages.get("python") and s.jedi_sites:
         lines.insert(
             2,
             f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites"

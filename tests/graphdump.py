@@ -35,7 +35,7 @@ NODES = {
 EDGES = {
     "DEFINES": ("line",),
     "IMPORTS": ("line", "resolved_by"),
-    "CALLS": ("line", "resolved_by", "confidence"),
+    "CALLS": ("line", "resolved_by", "confidence", "candidates"),
     "INHERITS": ("line", "resolved_by"),
     "PART_OF": (),
     "MENTIONS": (),

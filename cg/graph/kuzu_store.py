@@ -18,11 +18,19 @@ from typing import Any
 import numpy as np
 
 from cg.graph.model import CommitRecord, DocSection, Edge, External
-from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError, external_rows, touching_by_symbol
+from cg.graph.store import (
+    SUMMARY_FIELDS,
+    CallRow,
+    FileWrite,
+    StoreError,
+    edge_row,
+    external_rows,
+    touching_by_symbol,
+)
 
 # Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
 # data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "Commit": "commit_fts"}
 _LABELS = ("Symbol", "Chunk", "Doc", "Commit")
 _VECTOR_PROPS = {
@@ -55,7 +63,7 @@ def _schema(dimension: int) -> list[str]:
         "CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO File, FROM File TO Symbol, FROM File TO External,"
         " line INT64, resolved_by STRING)",
         "CREATE REL TABLE IF NOT EXISTS CALLS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
-        " resolved_by STRING, confidence DOUBLE)",
+        " resolved_by STRING, confidence DOUBLE, candidates INT64)",
         "CREATE REL TABLE IF NOT EXISTS INHERITS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
         " resolved_by STRING)",
         "CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Chunk TO Symbol)",
@@ -248,19 +256,11 @@ class KuzuStore:
             )
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
-            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
-                {
-                    "src": e.src,
-                    "dst": e.dst,
-                    "line": e.line,
-                    "resolved_by": e.resolved_by,
-                    "confidence": e.confidence,
-                }
-            )
+            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(edge_row(e))
         props = {
             "DEFINES": "{line: r.line}",
             "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
-            "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence}",
+            "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
             "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
         }
         for (rel, src_label, dst_label), rows in groups.items():

@@ -89,8 +89,9 @@ class Edge:
     src_label: str  # File | Symbol
     dst_label: str  # File | Symbol | External
     line: int = 0
-    resolved_by: str = ""  # scope | self | import | annotation | constructor | builtin | unresolved
+    resolved_by: str = ""  # jedi | import | name | unique | ambiguous | unresolved
     confidence: float = 1.0
+    candidates: int = 0  # an ambiguous target: how many in-repo definitions the name could mean
 
 
 @dataclass
@@ -104,6 +105,7 @@ class FileExtraction:
     bases: list[BaseRef] = field(default_factory=list)
     assignments: list[TypedName] = field(default_factory=list)
     attribute_reads: list[AttributeRead] = field(default_factory=list)
+    exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name (ES modules)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -125,6 +127,8 @@ class ImportRecord:
             return self.alias
         if self.name:
             return self.name
+        if "/" in self.module:  # a Go import path binds its last element: "net/http" -> http
+            return self.module.rstrip("/").rsplit("/", 1)[-1]
         return self.module.split(".")[0]
 
 
@@ -133,8 +137,9 @@ class CallSite:
     caller_id: str
     callee: str  # the callee expression as written: self.gateway.charge, schedule_payment_retry
     line: int  # line of the callee's last name (``charge`` in ``self.gateway.charge(...)``)
-    via: str = "call"  # call | decorator | callback | value (the callee is an expression: ask its value)
+    via: str = "call"  # call | new | decorator | callback | value (the callee is an expression: ask its value)
     column: int = 0  # 0-based column of that name
+    arity: int = -1  # number of arguments, where overloads are told apart by it (-1: not counted)
 
 
 @dataclass(frozen=True)

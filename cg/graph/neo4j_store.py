@@ -20,7 +20,15 @@ import numpy as np
 
 from cg.config import Settings
 from cg.graph.model import CommitRecord, DocSection, Edge, External
-from cg.graph.store import SUMMARY_FIELDS, CallRow, FileWrite, StoreError, external_rows, touching_by_symbol
+from cg.graph.store import (
+    SUMMARY_FIELDS,
+    CallRow,
+    FileWrite,
+    StoreError,
+    edge_row,
+    external_rows,
+    touching_by_symbol,
+)
 
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",
@@ -39,7 +47,7 @@ LABELS = ("File", "Symbol", "Chunk", "External", "Meta", "Doc", "Commit")
 REL_PROPS = {
     "DEFINES": "{line: r.line}",
     "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
-    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence}",
+    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
     "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
 }
 _NODE_LABELS = ("File", "Symbol", "External")  # edge ends (Chunk only has PART_OF, written with the file)
@@ -204,9 +212,7 @@ class Neo4jStore:
             self._write(_UPSERT_EXTERNALS, rows=rows_ext)
         groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for e in edges:
-            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(
-                {"src": e.src, "dst": e.dst, "line": e.line, "resolved_by": e.resolved_by, "confidence": e.confidence}
-            )
+            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(edge_row(e))
         with self._driver.session(database=self.database) as session:
             for (rel, src, dst), rows in groups.items():
                 query = _edge_query(rel, src, dst)

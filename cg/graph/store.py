@@ -46,6 +46,18 @@ SUMMARY_FIELDS = (
 )
 
 
+def edge_row(e: Edge) -> dict[str, Any]:
+    """One edge as a Cypher parameter map (both stores write the same properties)."""
+    return {
+        "src": e.src,
+        "dst": e.dst,
+        "line": e.line,
+        "resolved_by": e.resolved_by,
+        "confidence": e.confidence,
+        "candidates": e.candidates,
+    }
+
+
 class StoreError(RuntimeError):
     """A storage failure a user can act on (server down, bad Cypher): a one-line message."""
 

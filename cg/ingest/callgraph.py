@@ -16,11 +16,12 @@ from cg.ingest.pipeline import extract_repository, resolve_extractions
 
 def build_callgraph(settings: Settings, include_external: bool = True) -> dict[str, list[str]]:
     extractions, _ = extract_repository(settings)
+    extractions = [ex for ex in extractions if ex.file.kind != "config"]  # code only: a case's callgraph.json is data
     edges, _ = resolve_extractions(settings, extractions)
     symbols = {sym.id: sym for ex in extractions for sym in ex.symbols}
     graph: dict[str, set[str]] = {sym.qualname: set() for sym in symbols.values()}
     for edge in edges:
-        if edge.type != "CALLS" or edge.resolved_by == "unresolved":
+        if edge.type != "CALLS" or edge.resolved_by in ("unresolved", "ambiguous"):
             continue
         caller = symbols[edge.src].qualname
         if edge.dst_label == "Symbol":

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from cg.graph.model import Chunk, FileExtraction, ImportRecord, Symbol
+from cg.ingest.languages import comment_marker
 from cg.lexical import analyze_text
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -51,20 +52,42 @@ class Chunked:
     chunks: list[Chunk]
 
 
-def import_line(imp: ImportRecord) -> str:
+# How each language writes an import, for the header's "uses:" line (Python is import_line's default).
+_IMPORT_FORMS = {
+    "typescript": lambda i: f'import {_es_binding(i)} from "{i.module}"',
+    "javascript": lambda i: f'import {_es_binding(i)} from "{i.module}"',
+    "go": lambda i: f'import {i.alias + " " if i.alias else ""}"{i.module}"',
+    "java": lambda i: f"import {i.module}.{i.name}",
+    "rust": lambda i: f"use {i.module}::{i.name}" + (f" as {i.alias}" if i.alias else ""),
+}
+CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum"})
+
+
+def _es_binding(imp: ImportRecord) -> str:
+    if imp.name == "default":
+        return imp.alias
+    if not imp.name:
+        return f"* as {imp.alias}" if imp.alias else ""
+    return "{ " + imp.name + (f" as {imp.alias}" if imp.alias else "") + " }"
+
+
+def import_line(imp: ImportRecord, language: str = "python") -> str:
+    form = _IMPORT_FORMS.get(language)
+    if form is not None:
+        return form(imp)
     if imp.level == 0 and not imp.name:
         return f"import {imp.module}" + (f" as {imp.alias}" if imp.alias else "")
     source = "." * imp.level + imp.module
     return f"from {source} import {imp.name}" + (f" as {imp.alias}" if imp.alias else "")
 
 
-def header_for(sym: Symbol, imports: list[ImportRecord], owner_signature: str = "") -> str:
+def header_for(sym: Symbol, imports: list[ImportRecord], owner_signature: str = "", language: str = "python") -> str:
     used = set(_WORD.findall(sym.text))
     lines = [f"# file: {sym.path}", f"# scope: {' > '.join(_full_scope(sym))}"]
     if owner_signature:
         lines.append(f"# in: {owner_signature}")
     if sym.kind != "module":
-        wanted = [import_line(i) for i in imports if i.name != "*" and i.local_name in used]
+        wanted = [import_line(i, language) for i in imports if i.name != "*" and i.local_name in used]
         if wanted:
             lines.append("# uses: " + "; ".join(dict.fromkeys(wanted)))
     return "\n".join(lines)
@@ -86,10 +109,13 @@ def search_text(sym: Symbol) -> str:
     return " ".join([name] * NAME_BOOST + [rest]).strip()
 
 
-def _docstring_lines(sym: Symbol) -> str:
+def _docstring_lines(sym: Symbol, language: str = "python") -> str:
     if not sym.docstring:
         return ""
     indent = "    " if sym.kind != "module" else ""
+    if language != "python":
+        marker = comment_marker(language)
+        return "\n".join(f"{indent}{marker} {line}".rstrip() for line in sym.docstring.splitlines())
     return f'{indent}"""{sym.docstring}"""'
 
 
@@ -129,9 +155,20 @@ def fragment_ranges(
     return split(0, len(lines), 1) if lines else []
 
 
-def skeleton(cls: Symbol, members: list[Symbol]) -> str:
+def skeleton(cls: Symbol, members: list[Symbol], language: str = "python") -> str:
     """The class with bodies removed: decorators and signature, docstring, class-level statements
-    that are not definitions, and each member's signature and docstring's first line."""
+    that are not definitions, and each member's signature and docstring's first line. Braced
+    languages get ``signature {``, each member as ``// doc`` then ``signature;``, and ``}``."""
+    if language != "python":
+        marker = comment_marker(language)
+        out = [f"{marker} {line}".rstrip() for line in cls.docstring.splitlines()[:1]]
+        out.append(f"{cls.signature} {{")
+        for member in members:
+            if member.docstring:
+                out.append(f"    {marker} {member.docstring.splitlines()[0]}")
+            out.append(f"    {member.signature};")
+        out.append("}")
+        return "\n".join(out)
     head = cls.text.splitlines()
     def_index = cls.def_line - cls.start_line
     out = head[: def_index + 1]
@@ -155,32 +192,33 @@ def chunk_file(ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCou
     chunks: list[Chunk] = []
     for sym in ex.symbols:
         owner = by_id.get(sym.parent_id)
-        owner_signature = owner.signature if owner is not None and owner.kind == "class" else ""
-        sym = replace(sym, header=header_for(sym, ex.imports, owner_signature), search_text=search_text(sym))
+        owner_signature = owner.signature if owner is not None and owner.kind in CONTAINERS else ""
+        language = ex.file.language
+        sym = replace(sym, header=header_for(sym, ex.imports, owner_signature, language), search_text=search_text(sym))
         symbols.append(sym)
         whole = sym.chunk_text
         fits = count([whole])[0] <= budget
         if fits:
             embed_texts.append(whole)
             continue
-        if sym.kind == "class":
+        if sym.kind in CONTAINERS:
             members = [m for m in children.get(sym.id, []) if m.kind == "method"]
-            skeleton_text = skeleton(sym, members)
+            skeleton_text = skeleton(sym, members, language)
             embed_texts.append(f"{sym.header}\n{skeleton_text}")
-            chunks.extend(_skeleton_parts(sym, skeleton_text, budget, count))
+            chunks.extend(_skeleton_parts(sym, skeleton_text, budget, count, language))
             continue
         embed_texts.append(whole)  # the embedding sees the head; fragments cover the rest
-        chunks.extend(_fragments(sym, budget, count))
+        chunks.extend(_fragments(sym, budget, count, language))
     chunks.append(toc_chunk(ex))
     return Chunked(symbols, embed_texts, chunks)
 
 
-def _fragments(sym: Symbol, budget: int, count: TokenCounter) -> list[Chunk]:
+def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: str = "python") -> list[Chunk]:
     lines = sym.text.splitlines()
     prefix_lines = [sym.header]
     if sym.kind != "module":
-        prefix_lines.append(sym.signature + ":")
-        doc = _docstring_lines(sym)
+        prefix_lines.append(sym.signature + (":" if language == "python" else " {" if sym.kind != "config" else ""))
+        doc = _docstring_lines(sym, language)
         if doc:
             prefix_lines.append(doc)
     prefix = "\n".join(prefix_lines)
@@ -190,7 +228,7 @@ def _fragments(sym: Symbol, budget: int, count: TokenCounter) -> list[Chunk]:
         first = sym.start_line + start if sym.kind != "module" else sym.start_line
         last = sym.start_line + end - 1 if sym.kind != "module" else sym.end_line
         body = "\n".join(lines[start:end])
-        text = f"{prefix}\n    # ... (fragment {number} of {len(ranges)})\n{body}"
+        text = f"{prefix}\n    {comment_marker(language)} ... (fragment {number} of {len(ranges)})\n{body}"
         out.append(
             Chunk(
                 f"{sym.id}#fragment-{number}",
@@ -206,12 +244,12 @@ def _fragments(sym: Symbol, budget: int, count: TokenCounter) -> list[Chunk]:
     return out
 
 
-def _skeleton_parts(cls: Symbol, text: str, budget: int, count: TokenCounter) -> list[Chunk]:
+def _skeleton_parts(cls: Symbol, text: str, budget: int, count: TokenCounter, language: str = "python") -> list[Chunk]:
     lines = text.splitlines()
     points = tuple(
         (i, 1) for i, line in enumerate(lines) if line.startswith("    ") and not line.startswith("     ") and i > 0
     )
-    prefix = f"{cls.header}\n{cls.signature}:"
+    prefix = f"{cls.header}\n{cls.signature}" + (":" if language == "python" else " {")
     ranges = fragment_ranges(lines, points, budget, count([prefix])[0], count)
     out = []
     for number, (start, end) in enumerate(ranges, start=1):

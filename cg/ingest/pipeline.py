@@ -26,7 +26,8 @@ from cg.graph.store import FileWrite, GraphStore
 from cg.ingest import git
 from cg.ingest.chunk import chunk_file
 from cg.ingest.docs import MentionIndex, split_document
-from cg.ingest.languages.python import PythonExtractor
+from cg.ingest.languages import Extractors
+from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.names import Resolver, property_names
 from cg.ingest.state import FileState, IndexState, fingerprint, load_state, new_token, save_state, state_path
@@ -63,6 +64,8 @@ class IndexSummary:
     calls_in_repo: int = 0
     calls_external: int = 0
     calls_unresolved: int = 0
+    calls_ambiguous: int = 0  # of the unresolved: names with several candidates in the repo, not guessed
+    languages: dict[str, int] = field(default_factory=dict)  # files per language
     removed_files: int = 0
     syntax_errors: list[str] = field(default_factory=list)
     binary: list[str] = field(default_factory=list)
@@ -106,12 +109,17 @@ def _record(source, data: bytes, committed_at: int = 0) -> FileRecord:
     )
 
 
+_EXTRACTORS = Extractors()
+
+
 def extractor_for(language: str):
-    """The extractor of a code language, or None (docs and other text are not parsed as code)."""
-    return _EXTRACTORS.get(language)
-
-
-_EXTRACTORS = {"python": PythonExtractor()}
+    """The extractor of a code or config language, or None (documents are split, not parsed)."""
+    if not language or language in DOC_LANGUAGES:
+        return None
+    try:
+        return _EXTRACTORS.get(language)
+    except ValueError:
+        return None
 
 
 def extract_repository(
@@ -144,7 +152,8 @@ def resolve_extractions(
     progress: Progress | None = None,
     summary: IndexSummary | None = None,
 ) -> tuple[list[Edge], dict[str, list[External]]]:
-    """jedi (when configured) then the name resolver: every file's edges and the externals they name."""
+    """Python: jedi (when configured) then the name resolver; the other languages: the generic
+    resolver (cg/ingest/resolve/generic.py). Every file's edges and the externals they name."""
     per_file = resolve_files(settings, extractions, None, progress, summary)
     return [e for r in per_file.values() for e in r.edges], {p: r.externals for p, r in per_file.items()}
 
@@ -165,14 +174,16 @@ def resolve_files(
     summary: IndexSummary | None = None,
 ) -> dict[str, Resolution]:
     """Edges and externals of the files in ``targets`` (every file when None), resolved against the
-    whole repository's ``extractions``. jedi is asked about every position of a target file, never
-    a subset: it caps how often it infers one function per script, so which other sites of a file
-    are asked changes the answer at a site, and a subset would not give what a full run gives."""
+    whole repository's ``extractions``: Python with jedi (when configured) then the name resolver,
+    the other languages with the generic resolver (cg/ingest/resolve/generic.py). jedi is asked about
+    every position of a target file, never a subset: it caps how often it infers one function per
+    script, so which other sites of a file are asked changes the answer at a site, and a subset
+    would not give what a full run gives."""
     progress = progress or _Silent()
     jedi: JediResults | None = None
     chosen = [ex for ex in extractions if targets is None or ex.file.path in targets]
-    if settings.resolver == "jedi":
-        python = [ex for ex in chosen if ex.file.language == "python"]
+    python = [ex for ex in chosen if ex.file.language == "python"]
+    if settings.resolver == "jedi" and python:
         with progress.stage("jedi", len(python)) as advance:
             jedi = run_jedi(
                 settings.repo, python, property_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
@@ -188,8 +199,14 @@ def resolve_files(
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
-    resolver = Resolver(extractions, jedi)
-    return {ex.file.path: Resolution(*resolver.edges(ex)) for ex in chosen}
+    resolver = Resolver([ex for ex in extractions if ex.file.language == "python"], jedi)
+    others = [ex for ex in extractions if ex.file.language != "python"]
+    generic = GenericResolver(others, settings.repo) if others else None
+    out: dict[str, Resolution] = {}
+    for ex in chosen:
+        chosen_resolver = resolver if ex.file.language == "python" or generic is None else generic
+        out[ex.file.path] = Resolution(*chosen_resolver.edges(ex))
+    return out
 
 
 def index_repository(
@@ -412,6 +429,7 @@ def index_repository(
 def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkReport) -> None:
     """The counts of the whole index after the run (not of this run's delta)."""
     summary.files = len(files)
+    summary.languages = dict(Counter(fs.language for fs in files.values()).most_common())
     summary.symbols = sum(len(fs.extraction.symbols) for fs in files.values() if fs.extraction)
     summary.chunks = sum(fs.chunks for fs in files.values())
     summary.doc_sections = sum(len(fs.sections) for fs in files.values())
@@ -423,8 +441,9 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
             continue
         if e.dst_label == "Symbol":
             summary.calls_in_repo += 1
-        elif e.resolved_by == "unresolved":
+        elif e.resolved_by in ("unresolved", "ambiguous"):
             summary.calls_unresolved += 1
+            summary.calls_ambiguous += e.resolved_by == "ambiguous"
         else:
             summary.calls_external += 1
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8
@@ -450,6 +469,8 @@ def _interface(ex: FileExtraction | None) -> dict[str, tuple]:
         out[f"var {t.scope_id} {t.name}"] = (t.name.removeprefix("self."), t.type_expr)
     for i in ex.imports:
         out[f"import {i.local_name}"] = (i.local_name, i.module, i.name, i.level)
+    for name, local in ex.exports.items():
+        out[f"export {name}"] = (name, local)
     for b in ex.bases:
         out[f"base {b.class_id} {b.expr}"] = (b.class_id.rsplit(".", 1)[-1].rsplit("::", 1)[-1], b.expr)
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +35,46 @@ DEFAULT_SKIP_DIRS = frozenset(
         "site-packages",
     }
 )
-LANGUAGE_BY_EXTENSION = {".py": "python", ".pyi": "python", ".md": "markdown", ".markdown": "markdown", ".rst": "rst"}
+LANGUAGE_BY_EXTENSION = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".go": "go",
+    ".java": "java",
+    ".rs": "rust",
+    # not code, but what a config key, an env var or a table name is searched in (see languages/config.py)
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".json": "json",
+    ".sql": "sql",
+    # documentation: split at headings into Doc sections (cg/ingest/docs.py)
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rst": "rst",
+}
 DOC_LANGUAGES = frozenset({"markdown", "rst"})
+CONFIG_LANGUAGES = frozenset({"yaml", "toml", "json", "sql", "dockerfile"})
+# Generated or lock files: large, machine-written, never what a question is about.
+SKIP_FILES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "composer.lock", "go.sum"})
+# Interpreters named on a `#!` line -> language, for executable scripts without an extension.
+SHEBANG_LANGUAGES = {
+    "python": "python",
+    "python3": "python",
+    "node": "javascript",
+    "nodejs": "javascript",
+    "deno": "typescript",
+    "ts-node": "typescript",
+    "tsx": "typescript",
+    "bun": "javascript",
+}
 SNIFF_BYTES = 8192
 
 
@@ -69,15 +108,30 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+_TEST_NAME = re.compile(r"(^test_.*\.py$|_test\.(py|go)$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.java$|^conftest\.py$)")
+
+
 def is_test_path(path: str) -> bool:
     parts = path.split("/")
-    name = parts[-1]
-    return (
-        any(p in ("tests", "test", "testing") for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
+    return any(p in ("tests", "test", "testing", "__tests__") for p in parts[:-1]) or bool(_TEST_NAME.search(parts[-1]))
+
+
+def detect_language(name: str, data: bytes) -> str | None:
+    """The language of a file: by extension, by name (Dockerfile), else by its ``#!`` line."""
+    suffix = Path(name).suffix.lower()
+    language = LANGUAGE_BY_EXTENSION.get(suffix)
+    if language is not None:
+        return language
+    if name == "Dockerfile" or name.startswith("Dockerfile.") or suffix == ".dockerfile":
+        return "dockerfile"
+    if data.startswith(b"#!"):
+        words = data[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        if words and words[0].endswith("/env"):
+            words = [w for w in words[1:] if not w.startswith("-")]
+        if words:
+            interpreter = words[0].rsplit("/", 1)[-1]
+            return SHEBANG_LANGUAGES.get(interpreter) or SHEBANG_LANGUAGES.get(re.sub(r"[0-9.]+$", "", interpreter))
+    return None
 
 
 def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
@@ -93,12 +147,15 @@ def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
 
 
 def language_for(path: str) -> str | None:
-    return LANGUAGE_BY_EXTENSION.get(Path(path).suffix.lower())
+    """The language a path's name alone tells (no content at hand: a file in an old commit)."""
+    return detect_language(path.rsplit("/", 1)[-1], b"")
 
 
 def file_kind(path: str, language: str) -> str:
     if language in DOC_LANGUAGES:
         return "docs"
+    if language in CONFIG_LANGUAGES:
+        return "config"
     return "test" if is_test_path(path) else "source"
 
 
@@ -140,13 +197,14 @@ def walk(
             if only is not None and rel not in only:
                 continue
             report.seen += 1
-            if name in (".gitignore", ".cgignore") or ignored(abspath, False) or abspath.is_symlink():
+            skipped = name in (".gitignore", ".cgignore") or name in SKIP_FILES
+            if skipped or ignored(abspath, False) or abspath.is_symlink():
                 report.ignored += 1
                 continue
             source = _read(abspath, rel, report, max_bytes)
             if source is None:
                 continue
-            language = language_for(rel)
+            language = detect_language(name, source)
             if language is None:
                 report.other_text += 1
                 continue

@@ -62,6 +62,7 @@ class Question:
     kind: str
     question: str
     gold: tuple[Gold, ...]
+    source: str = ""  # the question file (posix path): its own sections are the answer key, never a hit
 
 
 @dataclass
@@ -147,7 +148,7 @@ def load_questions(path: Path) -> list[Question]:
                 gold.append(Gold(path=str(entry["path"]), lines=(int(entry["lines"][0]), int(entry["lines"][1]))))
             else:
                 raise QuestionFileError(f"{where}: a gold entry is a qualified name or {{path, lines: [a, b]}}")
-        questions.append(Question(qid, kind, str(item["question"]), tuple(gold)))
+        questions.append(Question(qid, kind, str(item["question"]), tuple(gold), path.resolve().as_posix()))
     return questions
 
 
@@ -203,7 +204,10 @@ def evaluate(
 ) -> EvalReport:
     report = EvalReport(mode)
     for q in questions:
-        hits = ranked(store, embedder, q.question, mode, DEPTH_K, weights, rrf_k, priors)
+        # a few spare hits for those in the question file itself (its key, its module, at most a third),
+        # few enough that the search's candidate pool stays the same size
+        hits = ranked(store, embedder, q.question, mode, DEPTH_K + 3, weights, rrf_k, priors)
+        hits = [h for h in hits if not (q.source and q.source.endswith("/" + str(h.get("path"))))][:DEPTH_K]
         ranks: list[int | None] = []
         for gold in q.gold:
             rank = next((i for i, hit in enumerate(hits, start=1) if gold.matches(hit)), None)

@@ -11,7 +11,7 @@ from typing import Any
 from cg.graph.store import CallRow, GraphStore
 from cg.ingest.walk import is_test_path
 
-_RESOLUTION_ORDER = {"jedi": 0, "import": 1, "name": 2, "unresolved": 9}
+_RESOLUTION_ORDER = {"jedi": 0, "import": 1, "name": 2, "unique": 3, "ambiguous": 9, "unresolved": 9}
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,7 @@ def search(
     pool = fused[: max(limit * 3, PRIOR_POOL)]
     symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
     pool = apply_priors(query, pool, symbols, priors or PRIORS)
-    fused = _pin_exact(store, query, pool, symbols)
+    fused = _pin_exact(store, query, pool, symbols, _config_answers(store, query, symbols))
     hits: list[Hit] = []
     missing = [doc for doc, _, _ in fused if doc not in symbols]
     symbols.update(store.symbols(missing, with_text=False))
@@ -180,6 +180,21 @@ def search(
     return hits
 
 
+def _config_answers(store: GraphStore, query: str, symbols: dict[str, dict[str, Any]]) -> set[str]:
+    """Config sections that set a key the query is written as (``STRIPE_WEBHOOK_SECRET: ...``,
+    ``KEY = value``, ``ENV KEY``): exact answers, pinned like a definition of that name. A section that
+    only mentions it (a question file, a ``${KEY}`` reference) is ranked like any other config text."""
+    tokens = [t for t in exact_identifiers(query) if len(split_identifier(t)) > 1]
+    config = [doc for doc, sym in symbols.items() if sym.get("kind") == "config"]
+    if not tokens or not config:
+        return set()
+    wanted = {_joined(t) for t in tokens}
+    mentions = sorted(doc for doc, text in store.lexical_docs(config).items() if wanted & set(text.split()))
+    keys = [re.compile(rf"(?:^|[\s\"'{{,])(?:ENV\s+|ARG\s+)?{re.escape(t)}[\"']?\s*[:=]", re.M) for t in tokens]
+    texts = store.symbols(mentions, with_text=True) if mentions else {}
+    return {doc for doc, sym in texts.items() if any(k.search(sym.get("text") or "") for k in keys)}
+
+
 def apply_priors(
     query: str,
     fused: list[tuple[str, float, dict[str, int]]],
@@ -189,7 +204,8 @@ def apply_priors(
     """Scale fused scores by what kind of definition a hit is. Users asking how something works want
     the function that does it: a test (unless the question is about tests), a whole module, or a
     class whose own methods are also among the hits is usually a worse answer than those methods.
-    Measured with `cg eval` (benchmarks/RESULTS.md); the factors are in config."""
+    A config section counts like a module's loose code. Measured with `cg eval`
+    (benchmarks/RESULTS.md); the factors are in config."""
     ids = {doc for doc, _, _ in fused}
     about_tests = "test" in query.lower()
     out = []
@@ -198,7 +214,7 @@ def apply_priors(
         if sym is not None:
             if not about_tests and is_test_path(sym["path"]):
                 score *= priors["tests"]
-            if sym["kind"] == "module":
+            if sym["kind"] in ("module", "config"):  # a module's loose code, a config section: not definitions
                 score *= priors["modules"]
             elif sym["kind"] == "class" and any(other.startswith(doc + ".") for other in ids):
                 score *= priors["containers"]
@@ -215,10 +231,11 @@ def _pin_exact(
     query: str,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]] | None = None,
+    also: set[str] | None = None,
 ) -> list[tuple[str, float, dict[str, int]]]:
     """A query token that names a definition pins that definition above the fused list: exactly as
     written, or in another case style among the candidates (``SchedulePaymentRetry`` for
-    ``schedule_payment_retry``)."""
+    ``schedule_payment_retry``); ``also`` adds other exact answers (config sections naming the token)."""
     pinned: list[str] = []
     for token in exact_identifiers(query):
         for sym in store.find_symbols(token, limit=5):
@@ -228,6 +245,7 @@ def _pin_exact(
         for doc, sym in (symbols or {}).items():
             if doc not in pinned and sym["kind"] != "module" and _joined(sym["name"]) == wanted:
                 pinned.append(doc)
+    pinned.extend(sorted(doc for doc in also or () if doc not in pinned))
     if not pinned:
         return fused
     order = {doc: i for i, (doc, _, _) in enumerate(fused)}

@@ -90,6 +90,20 @@ def test_write_and_traverse(store_factory):
     assert callees[BACKOFF.id].other["path"] == "shop/retry.py"
 
 
+def test_an_ambiguous_call_keeps_its_candidate_count(store_factory):
+    store = store_factory()
+    populate(store)
+    write(store, "shop/hooks.py", [HANDLER], [vec(2)], [External("report_failure", "report_failure", False)])
+    store.write_edges(
+        [Edge("CALLS", HANDLER.id, "report_failure", "Symbol", "External", 71, "ambiguous", 0.0, candidates=2)]
+    )
+    _, rows = store_factory(read_only=True).cypher(
+        "MATCH (a:Symbol)-[c:CALLS]->(e:External) WHERE e.id = 'report_failure'"
+        " RETURN a.id, c.resolved_by, c.candidates"
+    )
+    assert [list(r) for r in rows] == [[HANDLER.id, "ambiguous", 2]]
+
+
 def test_rewrite_keeps_incoming_edges_and_drops_stale(store_factory):
     store = store_factory()
     populate(store)

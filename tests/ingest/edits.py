@@ -47,7 +47,7 @@ def add_function(repo: Path, rng: random.Random) -> str:
     call = f"{callee[1].name}" if callee and callee[0] == target else "len"
     target.write_text(
         target.read_text("utf-8")
-        + f"\n\ndef {name}(entries):\n    \"\"\"Sum what the ledger owes.\"\"\"\n    return {call}(entries)\n",
+        + f'\n\ndef {name}(entries):\n    """Sum what the ledger owes."""\n    return {call}(entries)\n',
         "utf-8",
     )
     return f"add {name} to {target.relative_to(repo)} calling {call}"

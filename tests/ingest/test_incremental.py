@@ -92,9 +92,7 @@ def _check_sequence(backend: str, edits: list[tuple[int, int]], embedder: Embedd
             store.close()
 
 
-EDIT_SEQUENCES = st.lists(
-    st.tuples(st.integers(0, len(EDITS) - 1), st.integers(0, 10_000)), min_size=1, max_size=3
-)
+EDIT_SEQUENCES = st.lists(st.tuples(st.integers(0, len(EDITS) - 1), st.integers(0, 10_000)), min_size=1, max_size=3)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

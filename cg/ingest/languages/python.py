@@ -25,6 +25,8 @@ from cg.graph.model import (
     TypedName,
     symbol_id,
 )
+from cg.ingest.languages.base import first_error_line, module_text
+from cg.ingest.languages.base import node_text as _text
 
 PY_LANGUAGE = Language(tree_sitter_python.language())
 DEF_TYPES = {"function_definition", "class_definition"}
@@ -58,10 +60,6 @@ class _Scope:
     scope_path: str  # "RetryPolicy.delay_for" ("" for the module)
     human: tuple[str, ...]
     params: dict[str, str] = field(default_factory=dict)  # parameter -> annotation
-
-
-def _text(node: Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
 
 
 def _string_value(node: Node) -> str:
@@ -151,7 +149,7 @@ class PythonExtractor:
         lines = source.decode("utf-8", "replace").splitlines()
         out = FileExtraction(file=record)
         if root.has_error:
-            out.warnings.append(f"syntax error near line {_first_error_line(root)}; indexed what parsed")
+            out.warnings.append(f"syntax error near line {first_error_line(root)}; indexed what parsed")
         module = _Scope(
             id=symbol_id(record.path, ""),
             kind="module",
@@ -226,17 +224,6 @@ def _is_call_or_store(attribute: Node) -> bool:
     if parent.type in ("assignment", "augmented_assignment") and parent.child_by_field_name("left") == attribute:
         return True
     return parent.type == "decorator"
-
-
-def _first_error_line(root: Node) -> int:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "ERROR" or node.is_missing:
-            return node.start_point[0] + 1
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return root.start_point[0] + 1
 
 
 class _Walker:
@@ -454,23 +441,7 @@ class _Walker:
         """The code between top-level definitions (imports, constants, wiring), kept verbatim.
         Each top-level definition leaves one marker line so the chunk still reads in order."""
         starts = {child.start_point[0] for child in root.named_children if child.type != "comment"}
-        kept: list[str] = []
-        points: list[tuple[int, int]] = []
-        row = 0
-        while row < len(self.lines):
-            if row in self.top_level_spans:
-                end, signature = self.top_level_spans[row]
-                points.append((len(kept), 1))
-                kept.append(f"# ... {signature} (lines {row + 1}-{end + 1})")
-                row = end + 1
-                continue
-            if row in starts:
-                points.append((len(kept), 1))
-            kept.append(self.lines[row])
-            row += 1
-        leading = next((i for i, line in enumerate(kept) if line != ""), len(kept))  # what strip("\n") drops
-        text = "\n".join(kept).strip("\n")
-        split_points = tuple((i - leading, d) for i, d in points if i - leading > 0)
+        text, split_points = module_text(self.lines, self.top_level_spans, starts, "#")
         return Symbol(
             id=module.id,
             name=module.name,

@@ -40,6 +40,45 @@ def property_names(extractions: list[FileExtraction]) -> frozenset[str]:
     return frozenset(sym.name for ex in extractions for sym in ex.symbols if is_property(sym))
 
 
+def defines_edges(ex: FileExtraction) -> list[Edge]:
+    """File -> module symbol and top-level definitions, definition -> what it encloses."""
+    edges = []
+    for sym in ex.symbols:
+        if sym.kind == "module" or sym.parent_id.endswith("::<module>"):
+            edges.append(Edge("DEFINES", ex.file.path, sym.id, "File", "Symbol", sym.start_line))
+        else:
+            edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
+    return edges
+
+
+class EdgeSink:
+    """The edges leaving one file, each (type, source, target) once, and the Externals they reach."""
+
+    def __init__(self, ex: FileExtraction) -> None:
+        self.path = ex.file.path
+        self.edges = defines_edges(ex)
+        self.externals: dict[str, External] = {}
+        self.seen: set[tuple[str, str, str]] = set()
+
+    def add(
+        self, kind: str, src: str, src_label: str, dst: str, dst_label: str, line: int, how: tuple[str, float], **extra
+    ) -> None:
+        """``how`` is (resolved_by, confidence); an External target is named resolved unless ``resolved_by``
+        says it is not."""
+        resolved_by, confidence = how
+        if dst_label == "External":
+            named = resolved_by not in ("unresolved", "ambiguous")
+            self.externals.setdefault(dst, External(dst, dst.rsplit(".", 1)[-1], named))
+        key = (kind, src, dst)
+        if key in self.seen or (kind == "IMPORTS" and dst == self.path):
+            return
+        self.seen.add(key)
+        self.edges.append(Edge(kind, src, dst, src_label, dst_label, line, resolved_by, confidence, **extra))
+
+    def result(self) -> tuple[list[Edge], list[External]]:
+        return self.edges, list(self.externals.values())
+
+
 @dataclass(frozen=True)
 class Target:
     id: str
@@ -432,28 +471,11 @@ class Resolver:
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
         """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS."""
-        edges: list[Edge] = []
-        externals: dict[str, External] = {}
+        sink = EdgeSink(ex)
         path = ex.file.path
-        for sym in ex.symbols:
-            if sym.kind == "module" or sym.parent_id.endswith("::<module>"):
-                edges.append(Edge("DEFINES", path, sym.id, "File", "Symbol", sym.start_line))
-            else:
-                edges.append(Edge("DEFINES", sym.parent_id, sym.id, "Symbol", "Symbol", sym.start_line))
-        seen: set[tuple[str, str, str]] = set()
 
         def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
-            if target.label == "External":
-                externals.setdefault(
-                    target.id,
-                    External(target.id, target.id.rsplit(".", 1)[-1], target.resolved_by != "unresolved"),
-                )
-            key = (kind, src, target.id)
-            if key in seen or (kind == "IMPORTS" and target.id == path):
-                return
-            seen.add(key)
-            resolved_by, confidence = PUBLIC_RESOLUTION[target.resolved_by]
-            edges.append(Edge(kind, src, target.id, src_label, target.label, line, resolved_by, confidence))
+            sink.add(kind, src, src_label, target.id, target.label, line, PUBLIC_RESOLUTION[target.resolved_by])
 
         for imp in ex.imports:
             add("IMPORTS", path, "File", self.import_target(ex.file, imp), imp.line)
@@ -481,7 +503,7 @@ class Resolver:
             ]
             target = found[0] if found else self.resolve_expr(base.expr, parent)
             add("INHERITS", cls.id, "Symbol", target or Target(base.expr, "External", "unresolved"), base.line)
-        return edges, list(externals.values())
+        return sink.result()
 
     def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         """jedi's answer where it has one that names a definition or a library target; else the

@@ -1,0 +1,75 @@
+"""TypeScript and TSX: the JavaScript table plus interfaces, type aliases, enums, abstract classes,
+method signatures, ``implements`` and interface ``extends``. Both grammars come from the
+tree-sitter-typescript wheel; ``.tsx`` files use the TSX one."""
+
+from __future__ import annotations
+
+import tree_sitter_typescript
+from tree_sitter import Language, Node, Parser
+
+from cg.graph.model import FileExtraction, FileRecord, TypedName
+from cg.ingest.languages.base import Context, Def, Scope, Spec, base_ref, node_text
+from cg.ingest.languages.javascript import DEFINITIONS as JS_DEFINITIONS
+from cg.ingest.languages.javascript import SPEC as JS_SPEC
+from cg.ingest.languages.javascript import JavaScriptExtractor
+
+DEFINITIONS = {
+    **JS_DEFINITIONS,
+    "abstract_class_declaration": Def("class", container=True),
+    "interface_declaration": Def("interface", container=True),
+    "type_alias_declaration": Def("type", body=""),
+    "enum_declaration": Def("enum", container=True),
+    "method_signature": Def("function", body=""),
+    "abstract_method_signature": Def("function", body=""),
+    "function_signature": Def("function", body=""),
+    "internal_module": Def("namespace"),  # `namespace Billing { ... }`
+}
+SPEC = Spec(
+    name="typescript",
+    language=Language(tree_sitter_typescript.language_typescript()),
+    definitions=DEFINITIONS,
+    calls=JS_SPEC.calls,
+    members=JS_SPEC.members,
+    wrappers=JS_SPEC.wrappers | {"ambient_declaration"},
+    attached=JS_SPEC.attached,
+    blocks=JS_SPEC.blocks | {"interface_body", "enum_body"},
+    constructors=JS_SPEC.constructors,
+)
+TSX = Language(tree_sitter_typescript.language_tsx())
+
+
+class TypeScriptExtractor(JavaScriptExtractor):
+    spec = SPEC
+    language = "typescript"
+    extensions = (".ts", ".tsx", ".mts", ".cts")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tsx = Parser(TSX)
+
+    def extract(self, record: FileRecord, source: bytes) -> FileExtraction:
+        if record.path.endswith(".tsx"):
+            ts, self._parser = self._parser, self._tsx
+            try:
+                return super().extract(record, source)
+            finally:
+                self._parser = ts
+        return super().extract(record, source)
+
+    def classify(self, node: Node, stack: list[Scope]) -> tuple[Def, Node | None] | None:
+        if node.type == "internal_module" and node.child_by_field_name("body") is None:
+            return None
+        return super().classify(node, stack)
+
+    def visit(self, node: Node, ctx: Context, stack: list[Scope]) -> bool:
+        if node.type == "extends_type_clause":  # interface I extends J, K
+            for value in node.named_children:
+                ctx.out.bases.append(base_ref(stack, self.expr(value), value))
+            return True
+        if node.type == "required_parameter" and any(c.type == "accessibility_modifier" for c in node.children):
+            # `constructor(private gateway: PaymentGateway)` declares a field too
+            owner = next((s for s in reversed(stack) if s.kind == "class"), None)
+            pattern, type_node = node.child_by_field_name("pattern"), node.child_by_field_name("type")
+            if owner is not None and pattern is not None and type_node is not None:
+                ctx.out.assignments.append(TypedName(owner.id, f"self.{node_text(pattern)}", self.type_expr(type_node)))
+        return super().visit(node, ctx, stack)

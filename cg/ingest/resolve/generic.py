@@ -1,0 +1,715 @@
+"""Name resolution for TypeScript, JavaScript, Go, Java and Rust (Python keeps jedi + names.py).
+
+A bare name is looked up in this order: the enclosing scopes (and, in Java, the members of the
+enclosing class), the file's own top-level definitions, its imports, the same package or module
+(a Go directory, a Java package), wildcard imports, the language's builtins, and last a name that is
+unique among the repository's definitions in that language. A dotted callee (``this.gateway.charge``,
+``s.store.Save``, ``billing.charge``, ``Invoice::new``) resolves its head the same way, or by a type
+the source states (a parameter, a field, ``x := NewServer()``, ``new Foo()``), then walks members,
+including inherited and embedded ones. Imports are followed to files: relative ES specifiers and
+tsconfig ``paths``, Go import paths through ``go.mod``'s module path, Java packages, Rust
+``crate::``/``self::``/``super::`` paths through the module tree.
+
+Nothing is guessed: a name with several candidates and nothing to choose between them becomes an
+``External`` edge with ``resolved_by='ambiguous'`` and the candidate count on the edge; a method call
+on a receiver of unknown type stays unresolved (``res.json()`` is not the repo's one ``json``).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cg.graph.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, Symbol
+from cg.ingest.languages.base import CONTAINER_KINDS, RETURN
+from cg.ingest.languages.go import BUILTINS as GO_BUILTINS
+from cg.ingest.languages.java import BUILTINS as JAVA_BUILTINS
+from cg.ingest.languages.javascript import GLOBALS as JS_GLOBALS
+from cg.ingest.languages.rust import BUILTINS as RUST_BUILTINS
+from cg.ingest.languages.rust import crate_module
+from cg.ingest.resolve.names import PUBLIC_RESOLUTION, EdgeSink
+
+BUILTINS = {
+    "javascript": JS_GLOBALS,
+    "typescript": JS_GLOBALS,
+    "go": GO_BUILTINS,
+    "java": JAVA_BUILTINS,
+    "rust": RUST_BUILTINS,
+}
+SELF_NAMES = frozenset({"this", "self", "Self"})
+TYPE_KINDS = CONTAINER_KINDS | {"type"}
+# Wrappers whose first type argument is what a value really is: Promise<Invoice> -> Invoice.
+_WRAPPERS = frozenset(
+    "Promise Option Optional Box Arc Rc RefCell Mutex Result Readonly Partial Awaited CompletableFuture".split()
+)
+_ES_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
+_IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+# (resolved_by, confidence) on the edge, per internal step: the Python resolver's, plus these.
+RESOLUTION = {
+    **PUBLIC_RESOLUTION,
+    "type": ("name", 0.8),
+    "package": ("name", 0.85),
+    "unique": ("unique", 0.6),
+    "ambiguous": ("ambiguous", 0.0),
+    "satisfies": ("satisfies", 0.7),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    id: str
+    label: str  # Symbol | File | Package | External
+    how: str
+    symbol: Symbol | None = None
+    files: tuple[str, ...] = ()  # a package's files (Go directory, Java package)
+    candidates: int = 0
+
+
+def scope_of(sym: Symbol) -> str:
+    """``pkg/server.go::Server.Handle~2`` -> ``Server.Handle``."""
+    return sym.id.split("::", 1)[1].split("~", 1)[0]
+
+
+def _param_count(signature: str) -> int:
+    """Top-level commas between the first parenthesis and its match (-1 when there is none)."""
+    start = signature.find("(")
+    if start < 0:
+        return -1
+    depth, count, seen = 0, 0, False
+    for ch in signature[start:]:
+        if ch in "(<[{":
+            depth += 1
+        elif ch in ")>]}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif ch == "," and depth == 1:
+            count += 1
+        elif not ch.isspace() and depth >= 1:
+            seen = True
+    return count + 1 if seen else 0
+
+
+class GenericResolver:
+    def __init__(self, extractions: list[FileExtraction], repo: Path | None = None) -> None:
+        self.repo = repo
+        self.by_id: dict[str, Symbol] = {}
+        self.language: dict[str, str] = {}  # path -> language
+        self.module: dict[str, str] = {}  # path -> FileRecord.module
+        self.children: dict[str, dict[str, list[Symbol]]] = {}
+        self.members: dict[tuple[str, str], dict[str, list[Symbol]]] = {}  # (package, type scope) -> members
+        self.types_in: dict[tuple[str, str], Symbol] = {}  # (package, type scope) -> the type
+        self.top: dict[str, dict[str, list[Symbol]]] = {}  # path -> top-level name -> definitions
+        self.package_files: dict[tuple[str, str], list[str]] = {}  # (language, package) -> files
+        self.by_name: dict[tuple[str, str], list[Symbol]] = {}  # (language, name) -> top-level definitions
+        self.method_names: dict[tuple[str, str], int] = {}  # (language, name) -> how many methods
+        self.types: dict[str, dict[str, str]] = {}
+        self.bases: dict[str, list[BaseRef]] = {}
+        self.imports: dict[str, dict[str, ImportRecord]] = {}
+        self.stars: dict[str, list[ImportRecord]] = {}
+        self.exports: dict[str, dict[str, str]] = {}
+        self.java_types: dict[str, Symbol] = {}  # qualname -> Java type
+        self.rust_modules: dict[tuple[str, str], str] = {}  # (crate root, module path) -> file
+        for ex in extractions:
+            path, lang = ex.file.path, ex.file.language
+            self.language[path] = lang
+            self.module[path] = ex.file.module
+            self.package_files.setdefault((lang, self.package(path)), []).append(path)
+            self.exports[path] = ex.exports
+            if lang == "rust":
+                self.rust_modules[(_crate_root(path), ".".join(crate_module(path)))] = path
+            for sym in ex.symbols:
+                self.by_id[sym.id] = sym
+                if sym.kind == "module":
+                    continue
+                scope = scope_of(sym)
+                owner = scope.rsplit(".", 1)[0] if "." in scope else ""
+                if not (owner and sym.parent_id.endswith("::<module>")):  # not a method attached from afar
+                    self.children.setdefault(sym.parent_id, {}).setdefault(sym.name, []).append(sym)
+                if owner:
+                    self.members.setdefault((self.package(path), owner), {}).setdefault(sym.name, []).append(sym)
+                if sym.kind in TYPE_KINDS:
+                    self.types_in.setdefault((self.package(path), scope), sym)
+                    if lang == "java":
+                        self.java_types.setdefault(sym.qualname, sym)
+                if sym.kind == "method":
+                    key = (lang, sym.name)
+                    self.method_names[key] = self.method_names.get(key, 0) + 1
+                elif not owner:
+                    self.top.setdefault(path, {}).setdefault(sym.name, []).append(sym)
+                    self.by_name.setdefault((lang, sym.name), []).append(sym)
+            for typed in ex.assignments:
+                self.types.setdefault(typed.scope_id, {}).setdefault(typed.name, typed.type_expr)
+            table: dict[str, ImportRecord] = {}
+            stars: list[ImportRecord] = []
+            for imp in ex.imports:
+                if imp.name == "*":
+                    stars.append(imp)
+                else:
+                    table[imp.local_name] = imp
+            self.imports[path] = table
+            self.stars[path] = stars
+        for ex in extractions:  # Rust impl blocks name their type; it may live in another file of the crate
+            for base in ex.bases:
+                class_id = base.class_id
+                if class_id not in self.by_id:
+                    found = self.types_in.get((self.package(ex.file.path), class_id.split("::", 1)[1]))
+                    class_id = found.id if found is not None else class_id
+                self.bases.setdefault(class_id, []).append(base)
+        self.interfaces_with: dict[str, list[Symbol]] = {}  # Go: method name -> interfaces that require it
+        for (package, scope), sym in self.types_in.items():
+            if sym.kind == "interface" and self.language.get(sym.path) == "go":
+                for name in self.members.get((package, scope), {}):
+                    self.interfaces_with.setdefault(name, []).append(sym)
+        self.go_modules = self._go_modules(extractions)
+        self.ts_paths = self._ts_paths(extractions)
+        self._file_cache: dict[tuple[str, str], str | None] = {}
+        self._member_guard: set[str] = set()
+
+    # -- packages and project files --------------------------------------------------------------
+    def package(self, path: str) -> str:
+        """What a language calls one namespace across files: a Go directory, a Java package, a Rust
+        crate (methods of a type may sit in any file of it); a file for TypeScript and JavaScript."""
+        lang = self.language.get(path, "")
+        if lang == "go":
+            return posixpath.dirname(path)
+        if lang == "java":
+            return self.module.get(path, "")
+        if lang == "rust":
+            return _crate_root(path)
+        return path
+
+    def _read(self, rel: str) -> str | None:
+        if self.repo is None:
+            return None
+        try:
+            return (self.repo / rel).read_text("utf-8", "replace")
+        except OSError:
+            return None
+
+    def _go_modules(self, extractions: list[FileExtraction]) -> list[tuple[str, str]]:
+        """(module path, directory) from every go.mod above a Go file, longest directory first."""
+        dirs = {posixpath.dirname(ex.file.path) for ex in extractions if ex.file.language == "go"}
+        candidates = {d for folder in dirs for d in _ancestors(folder)}
+        found = []
+        for directory in candidates:
+            text = self._read(posixpath.join(directory, "go.mod") if directory else "go.mod")
+            match = re.search(r"^module\s+(\S+)", text or "", re.M)
+            if match:
+                found.append((match.group(1).strip('"'), directory))
+        return sorted(found, key=lambda item: -len(item[1]))
+
+    def _ts_paths(self, extractions: list[FileExtraction]) -> list[tuple[str, str, list[str]]]:
+        """tsconfig.json ``compilerOptions.paths``: (directory, pattern, replacements) per config."""
+        dirs = {
+            posixpath.dirname(ex.file.path) for ex in extractions if ex.file.language in ("typescript", "javascript")
+        }
+        out = []
+        for directory in {d for folder in dirs for d in _ancestors(folder)}:
+            for name in ("tsconfig.json", "jsconfig.json"):
+                text = self._read(posixpath.join(directory, name) if directory else name)
+                if text is None:
+                    continue
+                try:
+                    options = json.loads(_strip_json_comments(text)).get("compilerOptions", {})
+                except (ValueError, AttributeError):
+                    continue
+                base = posixpath.normpath(posixpath.join(directory, options.get("baseUrl", ".")))
+                for pattern, targets in (options.get("paths") or {}).items():
+                    out.append((directory, pattern, [posixpath.join(base, t) for t in targets]))
+        return sorted(out, key=lambda item: -len(item[0]))
+
+    # -- imports ---------------------------------------------------------------------------------
+    def es_file(self, importer: str, spec: str) -> str | None:
+        """The repo file an ES specifier names: relative, or through tsconfig paths."""
+        key = (importer, spec)
+        if key in self._file_cache:
+            return self._file_cache[key]
+        bases: list[str] = []
+        if spec.startswith("."):
+            bases.append(posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec)))
+        else:
+            for directory, pattern, targets in self.ts_paths:
+                if directory and not importer.startswith(directory + "/"):
+                    continue
+                prefix = pattern.rstrip("*")
+                if (pattern.endswith("*") and spec.startswith(prefix)) or spec == pattern:
+                    rest = spec[len(prefix) :] if pattern.endswith("*") else ""
+                    bases.extend(posixpath.normpath(t.replace("*", rest)) for t in targets)
+        found = None
+        for base in bases:
+            stem = re.sub(r"\.(js|mjs|cjs|jsx)$", "", base)  # TS sources import "./x.js" for x.ts
+            for option in (base, *(stem + e for e in _ES_EXTENSIONS), *(f"{base}/index{e}" for e in _ES_EXTENSIONS)):
+                if option in self.language:
+                    found = option
+                    break
+            if found:
+                break
+        self._file_cache[key] = found
+        return found
+
+    def import_target(self, path: str, imp: ImportRecord, depth: int = 0) -> Target:
+        lang = self.language[path]
+        if lang in ("typescript", "javascript"):
+            return self._es_import(path, imp, depth)
+        if lang == "go":
+            directory = self.go_package(imp.module)
+            if directory is not None:
+                return Target(directory, "Package", "import", files=tuple(self.package_files[("go", directory)]))
+            return Target(imp.module, "External", "import")
+        if lang == "java":
+            return self._java_import(imp)
+        if lang == "rust":
+            return self._rust_import(path, imp)
+        return Target(imp.module, "External", "import")
+
+    def go_package(self, import_path: str) -> str | None:
+        for module, directory in self.go_modules:
+            if import_path == module or import_path.startswith(module + "/"):
+                rest = import_path[len(module) :].lstrip("/")
+                package = posixpath.join(directory, rest) if directory else rest
+                if ("go", package) in self.package_files:
+                    return package
+        return None
+
+    def _es_import(self, path: str, imp: ImportRecord, depth: int) -> Target:
+        target = self.es_file(path, imp.module)
+        if target is None:
+            name = imp.name if imp.name not in ("", "default", "*") else ""
+            return Target(f"{imp.module}.{name}" if name else imp.module, "External", "import")
+        if not imp.name:
+            return Target(target, "File", "import")
+        found = self.es_export(target, imp.name, depth)
+        return found or Target(target, "File", "import")
+
+    def es_export(self, path: str, name: str, depth: int = 0) -> Target | None:
+        """What ``path`` exports as ``name``: its own definition, or one it re-exports."""
+        if depth > 5:
+            return None
+        local = self.exports.get(path, {}).get(name, name if name != "default" else "")
+        found = self.top.get(path, {}).get(local) if local else None
+        if found:
+            return Target(found[0].id, "Symbol", "import", found[0])
+        imp = self.imports.get(path, {}).get(local)
+        if imp is not None:  # `export { charge } from "./charge"` or `import x ...; export { x }`
+            return self._es_import(path, imp, depth + 1) if imp.name or imp.alias else None
+        for star in self.stars.get(path, []):
+            inner = self.es_file(path, star.module)
+            found_star = self.es_export(inner, name, depth + 1) if inner else None
+            if found_star is not None:
+                return found_star
+        return None
+
+    def _java_import(self, imp: ImportRecord) -> Target:
+        if imp.name == "*":
+            files = self.package_files.get(("java", imp.module))
+            if files:
+                return Target(imp.module, "Package", "import", files=tuple(files))
+            return Target(imp.module, "External", "import")
+        dotted = f"{imp.module}.{imp.name}"
+        found = self.java_types.get(dotted)
+        if found is not None:
+            return Target(found.id, "Symbol", "import", found)
+        owner = self.java_types.get(imp.module)  # import static com.acme.Money.format
+        if owner is not None:
+            members = self.member(owner, imp.name)
+            if members:
+                return Target(members[0].id, "Symbol", "import", members[0])
+        return Target(dotted, "External", "import")
+
+    def _rust_import(self, path: str, imp: ImportRecord) -> Target:
+        parts = [p for p in imp.module.split("::") if p]
+        full = [*parts, imp.name] if imp.name and imp.name != "*" else parts
+        root = _crate_root(path)
+        here = crate_module(path)
+        if path.rsplit("/", 1)[-1] not in ("mod.rs", "lib.rs", "main.rs"):
+            parent_module = here[:-1]
+        else:
+            parent_module = here[:-1] if here else []
+        if full and full[0] == "crate":
+            module_parts = full[1:]
+        elif full and full[0] == "self":
+            module_parts = here + full[1:]
+        elif full and full[0] == "super":
+            module_parts = parent_module + full[1:]
+            while module_parts[:1] == ["super"]:
+                module_parts = parent_module[:-1] + module_parts[1:]
+        elif full and (root, full[0]) in self.rust_modules or (root, ".".join(full[:1])) in self.rust_modules:
+            module_parts = full  # `use billing::Invoice` from the crate root (2015 style)
+        else:
+            return Target(".".join(full), "External", "import")
+        for cut in range(len(module_parts), -1, -1):  # longest module prefix that is a file
+            file = self.rust_modules.get((root, ".".join(module_parts[:cut])))
+            if file is None:
+                continue
+            rest = module_parts[cut:]
+            if not rest:
+                return Target(file, "File", "import")
+            found = self.top.get(file, {}).get(rest[0])
+            if found:
+                target = Target(found[0].id, "Symbol", "import", found[0])
+                return self.walk(target, rest[1:], None) or target
+            break
+        return Target(".".join(full), "External", "import")
+
+    # -- types and members -----------------------------------------------------------------------
+    def enclosing_type(self, sym: Symbol | None) -> Symbol | None:
+        while sym is not None and sym.kind not in TYPE_KINDS:
+            if sym.kind == "method":
+                scope = scope_of(sym)
+                owner = scope.rsplit(".", 1)[0] if "." in scope else ""
+                return self.types_in.get((self.package(sym.path), owner)) or self.by_id.get(sym.parent_id)
+            sym = self.by_id.get(sym.parent_id)
+        return sym
+
+    def direct_bases(self, cls: Symbol) -> list[Symbol]:
+        out = []
+        for base in self.bases.get(cls.id, []):
+            found = self.resolve_type(base.expr, cls)
+            if found is not None and found.id != cls.id:
+                out.append(found)
+        return out
+
+    def member(self, cls: Symbol, name: str, skip_self: bool = False) -> list[Symbol]:
+        """``name`` on the type ``cls``: its own members, else its bases', embedded types' and traits'."""
+        if cls.id in self._member_guard:
+            return []
+        self._member_guard.add(cls.id)
+        try:
+            if not skip_self:
+                own = self.members.get((self.package(cls.path), scope_of(cls)), {}).get(name)
+                if own:
+                    return own
+            for base in self.direct_bases(cls):
+                found = self.member(base, name)
+                if found:
+                    return found
+            return []
+        finally:
+            self._member_guard.discard(cls.id)
+
+    def resolve_type(self, type_expr: str, scope: Symbol) -> Symbol | None:
+        """The in-repo type a type expression names, if it names exactly one."""
+        target = self.type_target(type_expr, scope)
+        return target.symbol if target is not None else None
+
+    def type_target(self, type_expr: str, scope: Symbol) -> Target | None:
+        """What a stated type names: an in-repo type (a Symbol target), or a library type an import or
+        the builtins name (an External target, ``net/http.ResponseWriter``), else None."""
+        expr = type_expr.strip()
+        if expr.startswith("call:"):
+            target = self.resolve_expr(expr[5:], scope)
+            if target is None or target.symbol is None:
+                return None
+            if target.symbol.kind in TYPE_KINDS:
+                return Target(target.symbol.id, "Symbol", "type", target.symbol)
+            returned = self.types.get(target.symbol.id, {}).get(RETURN)
+            return self.type_target(returned, target.symbol) if returned else None
+        expr = re.sub(r"^(?:&\s*|\*|mut\s+|dyn\s+|impl\s+|const\s+|readonly\s+)+", "", expr)
+        generic = re.match(r"^([\w.:$]+)\s*<(.*)>$", expr, re.S)
+        if generic:
+            head, args = generic.group(1), generic.group(2)
+            if head.rsplit(".", 1)[-1].rsplit("::", 1)[-1] in _WRAPPERS:
+                return self.type_target(_first_argument(args), scope)
+            expr = head
+        expr = re.sub(r"\[.*\]$", "", expr).replace("::", ".")
+        if "|" in expr:
+            options = [o.strip() for o in expr.split("|") if o.strip() not in ("null", "undefined", "")]
+            return self.type_target(options[0], scope) if len(options) == 1 else None
+        if not expr or any(not _IDENT.match(p) for p in expr.split(".")):
+            return None
+        if expr == "Self":
+            found = self.enclosing_type(scope)
+            return Target(found.id, "Symbol", "type", found) if found is not None else None
+        target = self.resolve_dotted(expr.split("."), scope, types_only=True)
+        if target is None:
+            return None
+        if target.symbol is not None and target.symbol.kind in TYPE_KINDS:
+            return Target(target.symbol.id, "Symbol", "type", target.symbol)
+        if target.label == "External" and target.how in ("import", "builtin"):
+            return target
+        return None
+
+    def _typed(self, type_expr: str | None, scope: Symbol, rest: list[str], at: Symbol | None) -> Target | None:
+        """Walk ``rest`` from the type ``type_expr`` names (in-repo or a library's)."""
+        target = self.type_target(type_expr, scope) if type_expr else None
+        return self.walk(target, rest, at) if target is not None else None
+
+    def typed_name(self, name: str, scope: Symbol | None) -> tuple[str, Symbol] | None:
+        """The stated type of a local, a parameter or (Java's implicit ``this.``) a field in scope."""
+        current = scope
+        java = scope is not None and self.language.get(scope.path) == "java"
+        while current is not None:
+            table = self.types.get(current.id, {})
+            found = table.get(name)
+            if found is None and java and current.kind in TYPE_KINDS:
+                found = table.get(f"self.{name}")
+            if found is not None:
+                return found, current
+            current = self.by_id.get(current.parent_id)
+        return None
+
+    # -- names -----------------------------------------------------------------------------------
+    def resolve_name(self, name: str, scope: Symbol, types_only: bool = False) -> Target | None:
+        path = scope.path
+        lang = self.language.get(path, "")
+        current: Symbol | None = scope
+        while current is not None:
+            found = self.children.get(current.id, {}).get(name)
+            if found and (current.kind not in TYPE_KINDS or lang == "java"):
+                return Target(found[0].id, "Symbol", "scope", found[0])
+            if current.kind in TYPE_KINDS and lang == "java":  # implicit `this.` and inherited members
+                inherited = self.member(current, name)
+                if inherited:
+                    return Target(inherited[0].id, "Symbol", "self", inherited[0])
+            current = self.by_id.get(current.parent_id)
+        found = self.top.get(path, {}).get(name)
+        if found:
+            return Target(found[0].id, "Symbol", "scope", found[0])
+        imp = self.imports.get(path, {}).get(name)
+        if imp is not None:
+            return self.import_target(path, imp)
+        if lang in ("go", "java"):
+            package = self.package(path)
+            for other in self.package_files.get((lang, package), []):
+                found = self.top.get(other, {}).get(name)
+                if found:
+                    return Target(found[0].id, "Symbol", "package", found[0])
+        for star in self.stars.get(path, []):
+            target = self.import_target(path, star)
+            for file in target.files or ((target.id,) if target.label == "File" else ()):
+                found = self.top.get(file, {}).get(name)
+                if found:
+                    return Target(found[0].id, "Symbol", "import", found[0])
+            if lang in ("typescript", "javascript") and target.label == "File":
+                exported = self.es_export(target.id, name)
+                if exported is not None:
+                    return exported
+        if lang == "rust":  # a child module (`mod billing;` or src/billing/) or the crate root
+            here = [] if name == "crate" else crate_module(path)
+            module_file = self.rust_modules.get((_crate_root(path), ".".join([*here, name] if name != "crate" else [])))
+            if module_file is not None:
+                return Target(module_file, "File", "scope")
+        if name in BUILTINS.get(lang, ()):
+            return Target(name, "External", "builtin")
+        candidates = [s for s in self.by_name.get((lang, name), []) if not types_only or s.kind in TYPE_KINDS]
+        if len(candidates) == 1:
+            return Target(candidates[0].id, "Symbol", "unique", candidates[0])
+        if len(candidates) > 1:
+            return Target(name, "External", "ambiguous", candidates=len(candidates))
+        return None
+
+    def resolve_dotted(self, parts: list[str], scope: Symbol, types_only: bool = False) -> Target | None:
+        head, rest = parts[0], parts[1:]
+        if head == "super" and not rest:  # `super(...)` in a constructor: the base's constructor
+            cls = self.enclosing_type(scope)
+            for base in self.direct_bases(cls) if cls is not None else []:
+                found = self.member(base, "constructor") or self.member(base, base.name)
+                if found:
+                    return Target(found[0].id, "Symbol", "self", found[0])
+            return None
+        if head in SELF_NAMES or head == "super":
+            cls = self.enclosing_type(scope)
+            if cls is None or not rest:
+                return Target(cls.id, "Symbol", "self", cls) if cls is not None and head != "super" else None
+            found = self.member(cls, rest[0].removesuffix("()"), skip_self=head == "super")
+            if found:
+                return self.walk(Target(found[0].id, "Symbol", "self", found[0]), rest[1:], scope)
+            return self._typed(self.types.get(cls.id, {}).get(f"self.{rest[0]}"), cls, rest[1:], scope)
+        typed = self.typed_name(head, scope) if rest else None
+        if typed is not None and typed[1].kind != "module":
+            return self._typed(typed[0], typed[1], rest, scope)
+        target = self.resolve_name(head.removesuffix("()"), scope, types_only and not rest)
+        if target is None and typed is not None:  # a typed module-level variable
+            klass = self.resolve_type(typed[0], typed[1])
+            target = Target(klass.id, "Symbol", "type", klass) if klass is not None else None
+        if target is None or (target.how in ("ambiguous", "unique") and rest and target.symbol is None):
+            return target if target is not None and not rest else None
+        return self.walk(target, rest, scope)
+
+    def walk(self, target: Target, rest: list[str], scope: Symbol | None) -> Target | None:
+        for part in rest:
+            attr = part.removesuffix("()")
+            if target.label == "External":
+                if target.how in ("ambiguous", "unresolved"):
+                    return None
+                target = Target(f"{target.id}.{part}", "External", target.how)
+                continue
+            if target.label in ("File", "Package"):
+                files = target.files or (target.id,)
+                found: list[Symbol] = []
+                for file in files:
+                    found = self.top.get(file, {}).get(attr) or []
+                    if found:
+                        break
+                if not found and target.label == "File":
+                    exported = self.es_export(target.id, attr)
+                    if exported is not None:
+                        target = exported
+                        continue
+                if not found:
+                    return None
+                target = Target(found[0].id, "Symbol", target.how, found[0])
+                continue
+            sym = target.symbol
+            if sym is None:
+                return None
+            if sym.kind in ("function", "method") and part != attr:
+                returned = self.types.get(sym.id, {}).get(RETURN)
+                klass = self.resolve_type(returned, sym) if returned else None
+                if klass is None:
+                    return None
+                sym = klass
+            if sym.kind in TYPE_KINDS:
+                members = self.member(sym, attr)
+                if members:
+                    target = Target(members[0].id, "Symbol", target.how, members[0])
+                    continue
+                typed = self.types.get(sym.id, {}).get(f"self.{attr}")
+                attr_type = self.type_target(typed, sym) if typed else None
+                if attr_type is None:
+                    return None
+                target = attr_type
+                continue
+            if sym.kind == "namespace":
+                found = self.children.get(sym.id, {}).get(attr) or []
+                if not found:
+                    return None
+                target = Target(found[0].id, "Symbol", target.how, found[0])
+                continue
+            return None
+        return target
+
+    def resolve_expr(self, expr: str, scope: Symbol) -> Target | None:
+        parts = expr.split(".")
+        if any(not _IDENT.match(p.removesuffix("()")) for p in parts):
+            return None
+        return self.resolve_dotted(parts, scope)
+
+    def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        if call.via == "value":
+            return [Target(call.callee, "External", "unresolved")]
+        found = self.resolve_expr(call.callee, caller)
+        if found is None:
+            lang = self.language.get(caller.path, "")
+            name = call.callee.rsplit(".", 1)[-1]
+            count = len(self.by_name.get((lang, name), [])) + self.method_names.get((lang, name), 0)
+            return [Target(call.callee, "External", "unresolved", candidates=count)]
+        if found.symbol is None:
+            return [found]
+        sym = found.symbol
+        out = [found]
+        if sym.kind in ("function", "method") and call.arity >= 0:
+            overloads = [s for s in self.children.get(sym.parent_id, {}).get(sym.name, []) if s.kind == sym.kind]
+            if len(overloads) > 1:  # Java overloads: the ones taking this many arguments
+                fitting = [s for s in overloads if _param_count(s.signature) == call.arity] or overloads
+                out = [Target(s.id, "Symbol", found.how, s) for s in fitting]
+        if sym.kind == "class" and call.via == "new":  # `new Foo()` runs Foo's constructor too
+            for name in ("constructor", sym.name):
+                ctors = self.members.get((self.package(sym.path), scope_of(sym)), {}).get(name, [])
+                fitting = [c for c in ctors if call.arity < 0 or _param_count(c.signature) == call.arity] or ctors
+                out.extend(Target(c.id, "Symbol", found.how, c) for c in fitting[:1])
+        return out
+
+    # -- edges -----------------------------------------------------------------------------------
+    def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
+        sink = EdgeSink(ex)
+        path = ex.file.path
+
+        def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
+            if target.label == "Package":  # a Go or Java package: each of its files
+                for file in target.files:
+                    add(kind, src, src_label, Target(file, "File", target.how), line)
+                return
+            how = RESOLUTION[target.how]
+            sink.add(kind, src, src_label, target.id, target.label, line, how, candidates=target.candidates)
+
+        for imp in ex.imports:
+            add("IMPORTS", path, "File", self.import_target(path, imp), imp.line)
+        for call in ex.calls:
+            caller = self.by_id.get(call.caller_id)
+            if caller is None:
+                continue
+            for target in self.call_targets(call, caller):
+                add("CALLS", caller.id, "Symbol", target, call.line)
+        for base in ex.bases:
+            cls = self.by_id.get(base.class_id)
+            if cls is None:
+                found = self.types_in.get((self.package(path), base.class_id.split("::", 1)[1]))
+                cls = found
+            if cls is None:
+                continue
+            klass = self.resolve_type(base.expr, cls)
+            if klass is not None and klass.id != cls.id:
+                target = Target(klass.id, "Symbol", "type", klass)
+            else:
+                target = self.resolve_dotted(base.expr.split("."), cls, types_only=True) if _dotted(base.expr) else None
+                if target is None or target.label != "External":
+                    target = Target(base.expr, "External", "unresolved")
+            add("INHERITS", cls.id, "Symbol", target, base.line)
+        if ex.file.language == "go":
+            for sym in ex.symbols:
+                for interface in self.satisfied(sym):
+                    target = Target(interface.id, "Symbol", "satisfies", interface)
+                    add("INHERITS", sym.id, "Symbol", target, sym.def_line)
+        return sink.result()
+
+    def satisfied(self, sym: Symbol) -> list[Symbol]:
+        """Go's implicit interfaces: the repository's interfaces whose every method ``sym`` has
+        (its own methods, wherever declared in the package, and those promoted from embedded types)."""
+        if sym.kind not in ("struct", "type"):
+            return []
+        own = self.members.get((self.package(sym.path), scope_of(sym)), {})
+        out = []
+        seen: set[str] = set()
+        for name in own:
+            for interface in self.interfaces_with.get(name, []):
+                if interface.id in seen:
+                    continue
+                seen.add(interface.id)
+                required = self.members.get((self.package(interface.path), scope_of(interface)), {})
+                if required and all(m in own or self.member(sym, m) for m in required):
+                    out.append(interface)
+        return out
+
+
+def _dotted(expr: str) -> bool:
+    return all(_IDENT.match(p) for p in expr.split("."))
+
+
+def _first_argument(args: str) -> str:
+    depth = 0
+    for i, ch in enumerate(args):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return args[:i].strip()
+    return args.strip()
+
+
+def _ancestors(directory: str) -> list[str]:
+    out = [directory]
+    while directory:
+        directory = posixpath.dirname(directory)
+        out.append(directory)
+    return out
+
+
+def _crate_root(path: str) -> str:
+    """The folder a Rust file's crate is rooted in: its last ``src/`` folder (else the file's folder)."""
+    parts = path.split("/")
+    if "src" in parts[:-1]:
+        cut = len(parts) - 1 - parts[:-1][::-1].index("src")
+        return "/".join(parts[:cut])
+    return posixpath.dirname(path)
+
+
+def _strip_json_comments(text: str) -> str:
+    """tsconfig.json allows comments and trailing commas."""
+    text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
+    return re.sub(r",(\s*[}\]])", r"\1", text)
