@@ -30,7 +30,7 @@ NODES = {
     "Chunk": ("id", "owner_id", "kind", "path", "start_line", "end_line", "text", "search_text"),
     "External": ("id", "name", "resolved"),
     "Doc": ("id", "path", "title", "heading", "start_line", "end_line", "text", "search_text"),
-    "Commit": ("id", "short", "author", "committed_at", "subject", "message", "search_text"),
+    "Commit": ("id", "short", "author", "committed_at", "subject", "message", "files", "search_text"),
 }
 EDGES = {
     "DEFINES": ("line",),

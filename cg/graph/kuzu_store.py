@@ -30,7 +30,7 @@ from cg.graph.store import (
 
 # Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
 # data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "Commit": "commit_fts"}
 _LABELS = ("Symbol", "Chunk", "Doc", "Commit")
 _VECTOR_PROPS = {
@@ -57,7 +57,7 @@ def _schema(dimension: int) -> list[str]:
         "CREATE NODE TABLE IF NOT EXISTS Doc(id STRING PRIMARY KEY, path STRING, title STRING, heading STRING,"
         f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
         "CREATE NODE TABLE IF NOT EXISTS Commit(id STRING PRIMARY KEY, short STRING, author STRING,"
-        " committed_at INT64, subject STRING, message STRING, search_text STRING,"
+        " committed_at INT64, subject STRING, message STRING, files INT64, search_text STRING,"
         f" embedding FLOAT[{dimension}])",
         "CREATE REL TABLE IF NOT EXISTS DEFINES(FROM File TO Symbol, FROM Symbol TO Symbol, line INT64)",
         "CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO File, FROM File TO Symbol, FROM File TO External,"
@@ -344,6 +344,7 @@ class KuzuStore:
                 "short": c.short,
                 "author": c.author,
                 "committed_at": c.committed_at,
+                "files": len({path for path, _ in c.touches}),
                 "subject": c.subject,
                 "message": c.message,
                 "search_text": c.search_text,
@@ -354,7 +355,7 @@ class KuzuStore:
         if rows:
             self._run(
                 "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
-                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message,"
+                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
                 f" c.search_text = r.search_text, c.embedding = CAST(r.embedding AS FLOAT[{dim}])",
                 {"rows": rows},
             )
@@ -388,6 +389,17 @@ class KuzuStore:
             {"ids": ids},
         )
         return touching_by_symbol(rows, limit)
+
+    def docs_mentioning(self, ids: list[str]) -> dict[str, list[str]]:
+        if not ids:
+            return {}
+        rows = self._run(
+            "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id", {"ids": ids}
+        )
+        out: dict[str, list[str]] = {}
+        for sid, did in rows:
+            out.setdefault(sid, []).append(did)
+        return out
 
     def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids or label not in ("Doc", "Commit"):

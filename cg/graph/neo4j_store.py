@@ -295,6 +295,7 @@ class Neo4jStore:
                 "short": c.short,
                 "author": c.author,
                 "committed_at": c.committed_at,
+                "files": len({path for path, _ in c.touches}),
                 "subject": c.subject,
                 "message": c.message,
                 "search_text": c.search_text,
@@ -305,7 +306,7 @@ class Neo4jStore:
         if rows:
             self._write(
                 "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
-                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message,"
+                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
                 " c.search_text = r.search_text, c.embedding = r.embedding",
                 rows=rows,
             )
@@ -336,6 +337,17 @@ class Neo4jStore:
             ids=ids,
         )
         return touching_by_symbol(rows, limit)
+
+    def docs_mentioning(self, ids: list[str]) -> dict[str, list[str]]:
+        if not ids:
+            return {}
+        rows = self._read(
+            "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id", ids=ids
+        )
+        out: dict[str, list[str]] = {}
+        for sid, did in rows:
+            out.setdefault(sid, []).append(did)
+        return out
 
     def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids or label not in ("Doc", "Commit"):

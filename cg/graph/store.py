@@ -180,6 +180,9 @@ class GraphStore(Protocol):
     def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
         """Symbol id -> its newest commits (id, short, author, committed_at, subject)."""
 
+    def docs_mentioning(self, ids: list[str]) -> dict[str, list[str]]:
+        """Symbol id -> ids of the doc sections that name it (MENTIONS)."""
+
     def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Doc or Commit nodes by id, every property but the embedding."""
 

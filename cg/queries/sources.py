@@ -21,6 +21,8 @@ from cg.graph.store import GraphStore
 from cg.queries.search import CANDIDATES, bm25, rrf
 
 MIN_COSINE = 0.45
+SWEEPING = 20  # a commit that touched more files than this is not shown for the definitions it touched
+MAX_SOURCES = 5
 _LABELS = {"doc": "Doc", "commit": "Commit"}
 
 
@@ -32,7 +34,7 @@ class Source:
     citation: str  # [README.md:10-24] or [commit 1a2b3c4d5e 2026-11-20]
     text: str  # the section, or the whole commit message
     score: float
-    via: str  # "question", or the definition it is attached to
+    via: str  # "question", or how it is attached to a definition: "names <qualname>", "touched <qualname>"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -45,9 +47,10 @@ def _citation(kind: str, node: dict[str, Any]) -> str:
     return f"[commit {node['short']} {day}]"
 
 
-def _source(kind: str, node: dict[str, Any], score: float, via: str) -> Source:
+def _source(kind: str, node: dict[str, Any], score: float, via: str, how: str = "") -> Source:
     title = node.get("heading") or node.get("title") if kind == "doc" else node.get("subject")
     text = node.get("text") if kind == "doc" else node.get("message")
+    via = f"{how} {via}" if how else via
     return Source(kind, node["id"], title or "", _citation(kind, node), text or "", round(score, 6), via)
 
 
@@ -69,16 +72,27 @@ def by_question(store: GraphStore, query: str, query_vector: np.ndarray, limit: 
 
 
 def by_definitions(store: GraphStore, symbols: dict[str, str], limit: int = 3) -> list[Source]:
-    """The newest commits that touched the answer's definitions (``symbols``: id -> qualname), each
-    once, attached to the first definition it touched."""
-    touching = store.commits_touching(list(symbols), limit=limit)
+    """The sections that name the answer's definitions (``symbols``: id -> qualname, in answer
+    order) and the newest commits that touched them; each source once, attached to the first
+    definition it names or touched."""
+    named: dict[str, str] = {}
+    mentions = store.docs_mentioning(list(symbols))
+    for sid in symbols:
+        for did in mentions.get(sid, []):
+            named.setdefault(did, sid)
+    first = list(named.items())[:limit]
+    docs = store.nodes("Doc", [did for did, _ in first])
+    found = [_source("doc", docs[did], 0.0, symbols[sid], "names") for did, sid in first if did in docs]
+    touching = store.commits_touching(list(symbols), limit=limit * 3)
     seen: dict[str, tuple[int, str]] = {}
     for sid in symbols:
         for commit in touching.get(sid, []):
             seen.setdefault(commit["id"], (commit["committed_at"], sid))
-    newest = sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+    newest = sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))
     nodes = store.nodes("Commit", [cid for cid, _ in newest])
-    return [_source("commit", nodes[cid], 0.0, symbols[sid]) for cid, (_, sid) in newest if cid in nodes]
+    # a sweeping commit (an import, a reformat) touched everything and explains nothing in particular
+    focused = [(cid, sid) for cid, (_, sid) in newest if cid in nodes and (nodes[cid].get("files") or 0) <= SWEEPING]
+    return found + [_source("commit", nodes[cid], 0.0, symbols[sid], "touched") for cid, sid in focused[:limit]]
 
 
 def related_sources(
@@ -87,17 +101,20 @@ def related_sources(
     found = by_question(store, query, query_vector, limit)
     ids = {s.id for s in found}
     found += [s for s in by_definitions(store, symbols, limit) if s.id not in ids]
-    return found
+    return found[:MAX_SOURCES]
 
 
-def render_sources(sources: list[Source], max_lines: int = 8) -> list[str]:
+def render_sources(sources: list[Source], max_lines: int = 4) -> list[str]:
     """Markdown lines for an answer: each source with its citation and the start of its text."""
     if not sources:
         return []
     lines = ["", "## Docs and history"]
     for s in sources:
-        via = "" if s.via == "question" else f" (touched {s.via})"
+        via = "" if s.via == "question" else f" ({s.via})"
         lines.append(f"- {s.kind} {s.citation} {s.title}{via}")
-        body = [line for line in s.text.splitlines() if line.strip()][:max_lines]
+        body = [line for line in s.text.splitlines() if line.strip()]
+        if body and (body[0].lstrip("#").strip() == s.title.split(" > ")[-1] or body[0] == s.title):
+            body = body[1:]  # the heading or subject is on the line above already
+        body = body[:max_lines]
         lines += [f"  > {line}" for line in body]
     return lines

@@ -37,7 +37,7 @@ class TestOnNeo4j:
 
     def test_index_then_explain(self, neo4j_shop):
         repo, summary = neo4j_shop
-        assert re.search(r"indexed 28 files, \d+ definitions \(\+\d+ chunks\), .* into neo4j", summary)
+        assert re.search(r"indexed 30 files, \d+ definitions \(\+\d+ chunks\), .* into neo4j", summary)
         text = cg_command("explain", "payment retry", "--repo", str(repo), env=NEO4J).stdout
         headings = re.findall(r"^## \d+\. (\S+)", text, re.M)
         assert "shop.payments.retry.schedule_payment_retry" in headings

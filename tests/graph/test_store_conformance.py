@@ -251,6 +251,7 @@ def test_docs_mentions_commits_and_touches(store_factory):
     setup = DocSection("README.md::Shop > Setup", "README.md", "Setup", ("Shop", "Setup"), 13, 20, "pip install", "pip")
     store.write_docs("README.md", [retries, setup], np.vstack([vec(0), vec(5)]))
     store.write_mentions(["README.md"], [(retries.id, RETRY.id)])
+    assert store.docs_mentioning([RETRY.id, BACKOFF.id]) == {RETRY.id: [retries.id]}
     commit = CommitRecord(
         "a" * 40, "a" * 10, "Dana", 1_700_000_000, "Retry declined cards with backoff", "Retry declined cards",
         analyze_text("Retry declined cards with backoff"), (("shop/retry.py", ""), ("shop/retry.py", RETRY.id)),
