@@ -19,6 +19,7 @@ import numpy as np
 
 from cg.graph.model import CommitRecord, DocSection, Edge, External
 from cg.graph.store import (
+    SCHEMA_VERSION,
     SUMMARY_FIELDS,
     CallRow,
     FileWrite,
@@ -28,9 +29,6 @@ from cg.graph.store import (
     touching_by_symbol,
 )
 
-# Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
-# data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "5"
 _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "Commit": "commit_fts"}
 _LABELS = ("Symbol", "Chunk", "Doc", "Commit")
 _VECTOR_PROPS = {

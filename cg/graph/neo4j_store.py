@@ -21,6 +21,7 @@ import numpy as np
 from cg.config import Settings
 from cg.graph.model import CommitRecord, DocSection, Edge, External
 from cg.graph.store import (
+    SCHEMA_VERSION,
     SUMMARY_FIELDS,
     CallRow,
     FileWrite,
@@ -157,6 +158,7 @@ class Neo4jStore:
             )
         self._write("CALL db.awaitIndexes(300)")
         self.set_meta("dimension", str(dimension))
+        self.set_meta("schema", SCHEMA_VERSION)
 
     def reset(self) -> None:
         with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit

@@ -20,9 +20,8 @@ import numpy as np
 
 from cg.config import Settings
 from cg.graph.embed import Embedder, content_hash
-from cg.graph.kuzu_store import SCHEMA_VERSION
 from cg.graph.model import CommitRecord, Edge, External, FileExtraction, FileRecord
-from cg.graph.store import FileWrite, GraphStore
+from cg.graph.store import SCHEMA_VERSION, FileWrite, GraphStore
 from cg.ingest import git
 from cg.ingest.chunk import chunk_file
 from cg.ingest.docs import MentionIndex, split_document
@@ -236,6 +235,7 @@ def index_repository(
         and bool(state.token)
         and state.token == store.get_meta("state_token")
         and store.get_meta("model") == embedder.cache_key
+        and store.get_meta("schema") == SCHEMA_VERSION
     )
     if since is not None and not git_head:
         raise git.GitError("--since needs a git repository")

@@ -119,9 +119,13 @@ def test_query_without_index_is_one_line(tmp_path: Path):
 
 def test_reindex_is_stable_and_uses_the_cache(indexed_shop):
     repo, _ = indexed_shop
-    data = json.loads(cg_command("index", str(repo), "--json").stdout)
-    assert data["embedded"] == 0 and data["embed_cached"] >= data["symbols"] + data["chunks"]
-    assert data["removed_files"] == 0
+    again = json.loads(cg_command("index", str(repo), "--json").stdout)
+    assert again["mode"] == "incremental" and again["changed"] == again["added"] == again["removed_files"] == 0
+    assert again["embedded"] == 0 and again["embed_cached"] == 0  # nothing changed: nothing to embed at all
+    full = json.loads(cg_command("index", str(repo), "--full", "--json").stdout)
+    assert full["mode"] == "full" and full["embedded"] == 0  # a rebuild takes every vector from the cache
+    assert full["embed_cached"] >= full["symbols"] + full["chunks"]
+    assert (full["symbols"], full["edges"]) == (again["symbols"], again["edges"])
 
 
 def test_an_index_from_an_older_cg_is_refused_by_queries_and_rebuilt_by_index(tmp_path: Path):
