@@ -82,8 +82,8 @@ def vectors(exports: Path) -> dict[str, np.ndarray]:
     }
 
 
-def test_realistic_snippets_cover_short_and_truncated_texts():
-    counts = Embedder(DEFAULT_MODEL, Path("unused")).token_counter()(_definitions())
+def test_realistic_snippets_cover_short_and_truncated_texts(tmp_path: Path):
+    counts = Embedder(DEFAULT_MODEL, tmp_path).token_counter()(_definitions())
     assert len(counts) > 60 and min(counts) < 40 and sum(c > 256 for c in counts) >= 3
 
 
