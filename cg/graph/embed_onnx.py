@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
 import sys
@@ -138,7 +139,8 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
         )
 
 
-def _quantize(source: Path, target: Path) -> None:
+def quantize(source: Path, target: Path, per_channel: bool = True, reduce_range: bool = False, keep_fp32=()) -> None:
+    """Dynamic int8 quantization; the defaults are cg's recipe (``keep_fp32``: node names left in fp32)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -146,8 +148,9 @@ def _quantize(source: Path, target: Path) -> None:
         str(source),
         str(target),
         weight_type=QuantType.QInt8,
-        per_channel=True,
-        reduce_range=False,
+        per_channel=per_channel,
+        reduce_range=reduce_range,
+        nodes_to_exclude=list(keep_fp32),
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
     )
 
@@ -162,22 +165,24 @@ def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str)
     staging = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    quiet = logging.root.manager.disable
+    logging.disable(logging.WARNING)  # onnxruntime.quantization logs advice on the root logger
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
             fp32 = folder / "model.onnx"
-            if fp32.exists():
-                shutil.copy(fp32, staging / "model.onnx")
-            else:
-                _export_fp32(model_dir, staging / "model.onnx")
+            if not fp32.exists():
+                fp32 = staging / "model.onnx"
+                _export_fp32(model_dir, fp32)
             if precision == "int8":
-                _quantize(staging / "model.onnx", staging / name)
+                quantize(fp32, staging / name)
         folder.mkdir(parents=True, exist_ok=True)
         for produced in staging.iterdir():
             os.replace(produced, folder / produced.name)  # atomic per file: readers see whole files
     except Exception as exc:  # noqa: BLE001 - any export failure is one clear line
         raise OnnxError(f"cannot export {label} to ONNX: {_one_line(exc)}") from exc
     finally:
+        logging.disable(quiet)
         shutil.rmtree(staging, ignore_errors=True)
     return folder / name
 
@@ -206,8 +211,16 @@ class OnnxEncoder:
     """Texts -> unit vectors with ONNX Runtime, tokenised and pooled like sentence-transformers."""
 
     def __init__(
-        self, model_dir: Path, cache_root: Path, precision: str, max_tokens: int, batch_size: int, label: str = ""
+        self,
+        model_dir: Path,
+        cache_root: Path,
+        precision: str,
+        max_tokens: int,
+        batch_size: int,
+        label: str = "",
+        model_file: Path | None = None,
     ) -> None:
+        """``model_file`` runs that ONNX file instead of the cached export (benchmarks compare recipes)."""
         if precision not in PRECISIONS:
             raise OnnxError(f"embedding precision {precision!r} is not fp32 or int8")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -221,7 +234,7 @@ class OnnxEncoder:
         self.tokenizer.enable_truncation(max_length=self.window)
         # int8: one text per run, since activation ranges are per run (see the module docstring)
         self.batch_size = 1 if precision == "int8" else max(1, batch_size)
-        path = ensure_export(model_dir, cache_root, precision, label or model_dir.name)
+        path = model_file or ensure_export(model_dir, cache_root, precision, label or model_dir.name)
         options = ort.SessionOptions()
         options.intra_op_num_threads = _cores()
         options.inter_op_num_threads = 1
