@@ -8,27 +8,31 @@ path in benchmarks/retrieval.py (numbers in benchmarks/RESULTS.md).
 
 How the pipeline matches sentence-transformers (Transformer -> Pooling -> Normalize): the fast
 ``tokenizers`` tokenizer from the model's own ``tokenizer.json`` (the padding and truncation baked into
-that file are replaced by the model's ``max_seq_length``, special tokens included, as
-sentence-transformers truncates), the exported transformer, then the pooling named in
+that file, 128 for MiniLM, are removed: padded ids with a mask of ones give other vectors; truncation
+is the model's ``max_seq_length``, special tokens included, as sentence-transformers truncates), the exported transformer, then the pooling named in
 ``1_Pooling/config.json`` and L2 normalisation in numpy. fp32 vectors agree with the torch ones to a
 cosine of 0.9999 or better (tests/graph/test_embed.py).
 
 The export (``torch.onnx.export``, opset 17) happens on first use and is cached under
 ``<cache_dir>/onnx/<hash of the model files>-v<EXPORT_VERSION>/``, so a changed model or a changed
 recipe gets a new folder; torch is imported for that one export and never at run time. The trace
-uses eager attention and an attention mask with zeros in it: with an all-ones mask, transformers
-drops the mask while tracing and the exported graph would ignore padding.
+uses eager attention and an attention mask with zeros in it, so that the traced graph keeps the
+masking path (transformers may skip an all-ones mask); a test runs a padded batch through it.
 
 Why this int8 recipe (``onnxruntime.quantization.quantize_dynamic``): weights int8 **per channel**
 (one scale per output column), activations quantized dynamically at run time. Per-tensor weight
-scales, the default and what torch's ``quantize_dynamic`` does, gave a mean cosine to the fp32
-vectors of only 0.93 (torch's: 0.91), which costs recall; per-channel gives 0.993. Keeping a group
-of layers in fp32 (the FFN output projections are the most sensitive) raised that to 0.997 but gave
-back part of the speed. ``reduce_range`` (7-bit weights, meant for CPUs without VNNI) lowered the
-agreement slightly on this machine and is off. Activation ranges are per run, so an int8 run embeds
-one text at a time: a text's vector never depends on which other texts shared its batch, and its
-range is not widened by a neighbour's outliers. fp32 runs batch texts of equal token length only,
-so no run pays for padding.
+scales, the default and what torch's ``quantize_dynamic`` does, move the vectors several times further
+from fp32 than per-channel scales; keeping the FFN output projections (the most sensitive layers) in
+fp32 agrees better still but gives back part of the speed; ``reduce_range`` (7-bit weights, meant for
+CPUs without VNNI) agreed slightly worse on a VNNI CPU and is off. benchmarks/embed_recipes.py measures
+all four. ONNX Runtime's 8-bit weight-only ``MatMulNBits`` (block-wise activation quantization) agreed
+better than any of them in a trial but ran little faster than fp32, so it is not offered. Activation
+ranges are per run, so an int8 run embeds one text at a time: a text's vector never depends on which
+other texts shared its batch, and its range is not widened by a neighbour's outliers. fp32 runs batch
+texts of equal token length only, so no run pays for padding.
+
+Even per-channel int8 moves some vectors enough to change a few rankings: benchmarks/retrieval.py
+measures its recall against torch's, and int8 is an option, not the default.
 """
 
 from __future__ import annotations

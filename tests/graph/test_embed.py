@@ -189,3 +189,17 @@ def test_onnx_problems_are_one_clear_line(tmp_path: Path):
     (dense / "modules.json").write_text(json.dumps([*modules, {"type": "sentence_transformers.models.Dense"}]))
     with pytest.raises(EmbeddingError, match="runs Transformer, Pooling and Normalize only"):
         Embedder(str(dense), tmp_path, backend="onnx").embed(["def pay(): ..."])
+
+
+def test_embed_backend_is_a_checked_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from cg.config import ConfigError, load_settings
+
+    assert load_settings(tmp_path).embed_backend == "torch"
+    monkeypatch.setenv("CG_EMBED_BACKEND", "onnx")
+    assert load_settings(tmp_path).embed_backend == "onnx"
+    (tmp_path / "cg.toml").write_text('embed_precision = "int4"\n')
+    with pytest.raises(ConfigError, match="unknown embed_precision 'int4'"):
+        load_settings(tmp_path)
+    monkeypatch.setenv("CG_EMBED_BACKEND", "jax")
+    with pytest.raises(ConfigError, match="unknown embed_backend 'jax'"):
+        load_settings(tmp_path)
