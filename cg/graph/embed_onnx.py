@@ -9,8 +9,9 @@ path in benchmarks/retrieval.py (numbers in benchmarks/RESULTS.md).
 How the pipeline matches sentence-transformers (Transformer -> Pooling -> Normalize): the fast
 ``tokenizers`` tokenizer from the model's own ``tokenizer.json`` (the padding and truncation baked into
 that file, 128 for MiniLM, are removed: padded ids with a mask of ones give other vectors; truncation
-is the model's ``max_seq_length``, special tokens included, as sentence-transformers truncates), the exported transformer, then the pooling named in
-``1_Pooling/config.json`` and L2 normalisation in numpy. fp32 vectors agree with the torch ones to a
+is the model's ``max_seq_length``, special tokens included, as sentence-transformers truncates), the
+exported transformer, then the pooling named in ``1_Pooling/config.json`` and L2 normalisation in
+numpy. fp32 vectors agree with the torch ones to a
 cosine of 0.9999 or better (tests/graph/test_embed.py).
 
 The export (``torch.onnx.export``, opset 17) happens on first use and is cached under
