@@ -144,20 +144,34 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
         )
 
 
+@contextlib.contextmanager
+def _quiet():
+    """No warnings, stdout chatter or root-logger advice (onnxruntime.quantization logs some) while exporting."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(previous)
+
+
 def quantize(source: Path, target: Path, per_channel: bool = True, reduce_range: bool = False, keep_fp32=()) -> None:
     """Dynamic int8 quantization; the defaults are cg's recipe (``keep_fp32``: node names left in fp32)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(source),
-        str(target),
-        weight_type=QuantType.QInt8,
-        per_channel=per_channel,
-        reduce_range=reduce_range,
-        nodes_to_exclude=list(keep_fp32),
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    with _quiet():
+        quantize_dynamic(
+            str(source),
+            str(target),
+            weight_type=QuantType.QInt8,
+            per_channel=per_channel,
+            reduce_range=reduce_range,
+            nodes_to_exclude=list(keep_fp32),
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
 
 
 def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str) -> Path:
@@ -170,11 +184,8 @@ def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str)
     staging = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    quiet = logging.root.manager.disable
-    logging.disable(logging.WARNING)  # onnxruntime.quantization logs advice on the root logger
     try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
+        with _quiet():
             fp32 = folder / "model.onnx"
             if not fp32.exists():
                 fp32 = staging / "model.onnx"
@@ -187,7 +198,6 @@ def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str)
     except Exception as exc:  # noqa: BLE001 - any export failure is one clear line
         raise OnnxError(f"cannot export {label} to ONNX: {_one_line(exc)}") from exc
     finally:
-        logging.disable(quiet)
         shutil.rmtree(staging, ignore_errors=True)
     return folder / name
 
