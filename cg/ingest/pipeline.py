@@ -312,7 +312,7 @@ def index_repository(
     texts.extend(c.message for c in history.new)
     if len(embedder.cache.get_many(embedder.cache_key, [content_hash(t) for t in set(texts)])) < len(set(texts)):
         loading = time.perf_counter()
-        embedder.model  # noqa: B018 - load it here, so its time is reported apart from embedding
+        embedder.load()  # here, so its time is reported apart from embedding
         model_seconds += time.perf_counter() - loading
     with progress.stage("embed", len(texts)) as advance:
         vectors = embedder.embed(texts, advance)

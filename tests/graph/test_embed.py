@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,3 +43,163 @@ def test_a_missing_model_is_one_clear_error(tmp_path: Path):
     embedder = Embedder(str(tmp_path / "no-such-model"), tmp_path)
     with pytest.raises(EmbeddingError, match="cannot load embedding model"):
         embedder.embed(["def refund(): ..."])
+
+
+# --- the ONNX backend -------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _definitions() -> list[str]:
+    """Realistic chunk texts: every definition of examples/shop and of cg's own embedder, with the
+    path and scope header the chunker writes; a few are longer than the model's 256-token window."""
+    import ast
+
+    texts = []
+    files = sorted((ROOT / "examples" / "shop" / "shop").rglob("*.py")) + [ROOT / "cg" / "graph" / "embed.py"]
+    for path in files:
+        source = path.read_text("utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                rel = path.relative_to(ROOT)
+                texts.append(f"# {rel} > {node.name}\n{ast.get_source_segment(source, node)}")
+    return texts
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One private cache for the module: the ONNX exports are made once, here."""
+    return tmp_path_factory.mktemp("cg-cache")
+
+
+@pytest.fixture(scope="module")
+def vectors(exports: Path) -> dict[str, np.ndarray]:
+    texts = _definitions()
+    return {
+        "torch": Embedder(DEFAULT_MODEL, exports).encode(texts),
+        "onnx": Embedder(DEFAULT_MODEL, exports, backend="onnx").encode(texts),
+        "onnx-int8": Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8").encode(texts),
+    }
+
+
+def test_realistic_snippets_cover_short_and_truncated_texts(tmp_path: Path):
+    counts = Embedder(DEFAULT_MODEL, tmp_path).token_counter()(_definitions())
+    assert len(counts) > 60 and min(counts) < 40 and sum(c > 256 for c in counts) >= 3
+
+
+def test_onnx_fp32_vectors_match_sentence_transformers(vectors: dict[str, np.ndarray]):
+    cosines = (vectors["onnx"] * vectors["torch"]).sum(axis=1)
+    assert cosines.min() >= 0.9999
+    assert np.allclose(np.linalg.norm(vectors["onnx"], axis=1), 1.0, atol=1e-5)
+
+
+def test_onnx_int8_vectors_stay_close(vectors: dict[str, np.ndarray]):
+    # measured on these texts: mean 0.994, min 0.991 (per-tensor int8, torch's or ONNX's: mean 0.91-0.93)
+    cosines = (vectors["onnx-int8"] * vectors["torch"]).sum(axis=1)
+    assert cosines.mean() >= 0.99 and cosines.min() >= 0.985
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_onnx_vectors_do_not_depend_on_batch_composition(exports: Path, precision: str):
+    texts = _definitions()[:40]
+    embedder = Embedder(DEFAULT_MODEL, exports, backend="onnx", precision=precision, batch_size=16)
+    together = embedder.encode(texts)
+    reversed_order = embedder.encode(texts[::-1])[::-1]
+    alone = np.vstack([embedder.encode([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-5) and np.allclose(together, reversed_order, atol=1e-5)
+
+
+def test_onnx_batches_with_padding_match_single_runs(exports: Path):
+    """The exported graph honours the attention mask (texts of different lengths in one run)."""
+    from cg.graph.embed_onnx import OnnxEncoder
+
+    encoder = Embedder(DEFAULT_MODEL, exports, backend="onnx")._onnx_encoder()
+    assert isinstance(encoder, OnnxEncoder)
+    texts = ["def pay(invoice): ...", "class Coupon:\n    code: str\n    percent_off: int\n    def valid(self): ..."]
+    encodings = encoder.tokenizer.encode_batch(texts)
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((2, width), np.int64)
+    mask = np.zeros((2, width), np.int64)
+    for row, e in enumerate(encodings):
+        ids[row, : len(e.ids)], mask[row, : len(e.ids)] = e.ids, 1
+    hidden = encoder.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": 0 * ids})[0]
+    padded = encoder._pool(hidden, mask)
+    assert np.allclose(padded, encoder.encode(texts), atol=1e-5)
+
+
+def test_onnx_variants_have_their_own_cache_keys(tmp_path: Path):
+    keys = {
+        Embedder(DEFAULT_MODEL, tmp_path).cache_key,
+        Embedder(DEFAULT_MODEL, tmp_path, backend="onnx").cache_key,
+        Embedder(DEFAULT_MODEL, tmp_path, backend="onnx", precision="int8").cache_key,
+        Embedder(DEFAULT_MODEL, tmp_path, backend="onnx", max_tokens=128).cache_key,
+        Embedder(DEFAULT_MODEL, tmp_path, precision="int8").cache_key,
+    }
+    assert len(keys) == 5 and f"{DEFAULT_MODEL}|onnx|int8" in keys
+    with pytest.raises(EmbeddingError, match="not torch or onnx"):
+        Embedder(DEFAULT_MODEL, tmp_path, backend="tensorflow")
+
+
+def test_token_counts_are_the_transformers_tokenizers(tmp_path: Path):
+    from transformers import AutoTokenizer
+
+    texts = [*_definitions(), "", "naïve café – 中文 🎉\r\n\tTabs", "x" * 3000, "HandleInvoicePaid handle_invoice_paid"]
+    slow = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_MODEL))
+    expected = [len(ids) for ids in slow(texts, add_special_tokens=False, truncation=False)["input_ids"]]
+    assert Embedder(DEFAULT_MODEL, tmp_path).token_counter()(texts) == expected
+
+
+def test_the_export_is_announced_once_and_then_cached(tmp_path: Path, exports: Path, capsys):
+    Embedder(DEFAULT_MODEL, exports, backend="onnx").encode(["def pay(): ..."])  # exported by now
+    capsys.readouterr()
+    Embedder(DEFAULT_MODEL, exports, backend="onnx").encode(["def pay(): ..."])
+    assert capsys.readouterr().err == ""
+    fresh = tmp_path / "fresh"
+    shutil.copytree(exports / "onnx", fresh / "onnx")
+    for exported in (fresh / "onnx").rglob("model-int8.onnx"):
+        exported.unlink()
+    Embedder(DEFAULT_MODEL, fresh, backend="onnx", precision="int8").encode(["def pay(): ..."])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "exporting all-MiniLM-L6-v2 to ONNX (int8)" in err
+
+
+def test_the_onnx_path_never_imports_torch(exports: Path):
+    Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8").encode(["warm"])  # export made
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom cg.graph.embed import Embedder\n"
+        f"e = Embedder('{DEFAULT_MODEL}', Path(sys.argv[1]), backend='onnx', precision='int8')\n"
+        "e.token_counter()(['def pay(): ...'])\nassert e.encode(['def pay(): ...']).shape == (1, 384)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(exports)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_onnx_problems_are_one_clear_line(tmp_path: Path):
+    with pytest.raises(EmbeddingError, match="needs a local model folder"):
+        Embedder("some/hub-model", tmp_path, backend="onnx").embed(["def pay(): ..."])
+    weightless = tmp_path / "weightless"
+    shutil.copytree(resolve_model_path(DEFAULT_MODEL), weightless, ignore=shutil.ignore_patterns("*.safetensors"))
+    with pytest.raises(EmbeddingError, match="^cannot export .* to ONNX: [^\n]*$"):
+        Embedder(str(weightless), tmp_path, backend="onnx").embed(["def pay(): ..."])
+    dense = tmp_path / "dense"
+    shutil.copytree(weightless, dense)
+    modules = json.loads((dense / "modules.json").read_text())
+    (dense / "modules.json").write_text(json.dumps([*modules, {"type": "sentence_transformers.models.Dense"}]))
+    with pytest.raises(EmbeddingError, match="runs Transformer, Pooling and Normalize only"):
+        Embedder(str(dense), tmp_path, backend="onnx").embed(["def pay(): ..."])
+
+
+def test_embed_backend_is_a_checked_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from cg.config import ConfigError, load_settings
+
+    assert load_settings(tmp_path).embed_backend == "torch"
+    monkeypatch.setenv("CG_EMBED_BACKEND", "onnx")
+    assert load_settings(tmp_path).embed_backend == "onnx"
+    (tmp_path / "cg.toml").write_text('embed_precision = "int4"\n')
+    with pytest.raises(ConfigError, match="unknown embed_precision 'int4'"):
+        load_settings(tmp_path)
+    monkeypatch.setenv("CG_EMBED_BACKEND", "jax")
+    with pytest.raises(ConfigError, match="unknown embed_backend 'jax'"):
+        load_settings(tmp_path)
