@@ -23,7 +23,7 @@ from results import machine_line, write_section  # noqa: E402
 from retrieval import ROUNDS, speed_and_agreement  # noqa: E402
 
 from cg.graph.embed import DEFAULT_MODEL, Embedder, resolve_model_path  # noqa: E402
-from cg.graph.embed_onnx import OnnxEncoder, ensure_export, quantize  # noqa: E402
+from cg.graph.embed_onnx import OnnxEncoder, ensure_export, ffn_output_nodes, quantize  # noqa: E402
 
 LIMIT = 400
 
@@ -39,18 +39,13 @@ def definitions(folder: Path) -> list[str]:
 
 
 def main() -> None:
-    import onnx
 
     texts = (definitions(ROOT / "cg") + definitions(ROOT / "examples" / "shop"))[:LIMIT]
     work = Path(tempfile.mkdtemp(prefix="cg-recipes-"))
     try:
         model_dir = Path(resolve_model_path(DEFAULT_MODEL))
         fp32 = ensure_export(model_dir, work, "fp32", DEFAULT_MODEL)
-        ffn_out = [
-            n.name
-            for n in onnx.load(str(fp32)).graph.node
-            if n.op_type == "MatMul" and "/output/dense/" in n.name and "/attention/" not in n.name
-        ]
+        ffn_out = ffn_output_nodes(fp32)
         recipes = {
             "int8 per-tensor": {"per_channel": False},
             "int8 per-channel (cg's recipe)": {},

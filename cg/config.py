@@ -143,8 +143,10 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError(f"unknown resolver {settings.resolver!r} (use jedi or name)")
     if settings.embed_backend not in ("torch", "onnx"):
         raise ConfigError(f"unknown embed_backend {settings.embed_backend!r} (use torch or onnx)")
-    if settings.embed_precision not in ("fp32", "int8"):
-        raise ConfigError(f"unknown embed_precision {settings.embed_precision!r} (use fp32 or int8)")
+    if settings.embed_precision not in ("fp32", "int8", "int8-mixed"):
+        raise ConfigError(f"unknown embed_precision {settings.embed_precision!r} (use fp32, int8 or int8-mixed)")
+    if settings.embed_precision == "int8-mixed" and settings.embed_backend != "onnx":
+        raise ConfigError("embed_precision 'int8-mixed' needs embed_backend = 'onnx'")
     if settings.backend not in ("kuzu", "neo4j"):
         raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
     return settings

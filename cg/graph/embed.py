@@ -97,10 +97,12 @@ class Embedder:
         max_tokens: int = 0,
         backend: str = "torch",
     ) -> None:
-        if precision not in ("fp32", "int8"):
-            raise EmbeddingError(f"embedding precision {precision!r} is not fp32 or int8")
+        if precision not in ("fp32", "int8", "int8-mixed"):
+            raise EmbeddingError(f"embedding precision {precision!r} is not fp32, int8 or int8-mixed")
         if backend not in BACKENDS:
             raise EmbeddingError(f"embedding backend {backend!r} is not torch or onnx")
+        if precision == "int8-mixed" and backend != "onnx":
+            raise EmbeddingError("embedding precision 'int8-mixed' needs embed_backend = 'onnx'")
         self.model_name = model
         self.backend = backend
         self.cache_dir = cache_dir

@@ -54,7 +54,11 @@ import numpy as np
 
 EXPORT_VERSION = 1  # bump when the export or the quantization recipe changes
 OPSET = 17
-PRECISIONS = ("fp32", "int8")
+PRECISIONS = ("fp32", "int8", "int8-mixed")
+# int8-mixed: cg's int8 recipe with the feed-forward output projections (the six ``output.dense``
+# MatMuls outside attention, the layers whose activations have the widest range) left in fp32:
+# measured closer to the fp32 vectors than full int8 at most of its speed (benchmarks/RESULTS.md)
+_FILES = {"fp32": "model.onnx", "int8": "model-int8.onnx", "int8-mixed": "model-int8-mixed.onnx"}
 _POOLING = ("pooling_mode_mean_tokens", "pooling_mode_cls_token", "pooling_mode_max_tokens")
 _MODULES = (
     "sentence_transformers.models.Transformer",
@@ -174,10 +178,21 @@ def quantize(source: Path, target: Path, per_channel: bool = True, reduce_range:
         )
 
 
+def ffn_output_nodes(fp32_model: Path) -> list[str]:
+    """Names of the feed-forward output projections (MatMul of ``.../output/dense`` outside attention)."""
+    import onnx
+
+    return [
+        n.name
+        for n in onnx.load(str(fp32_model)).graph.node
+        if n.op_type == "MatMul" and "/output/dense/" in n.name and "/attention/" not in n.name
+    ]
+
+
 def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str) -> Path:
     """The cached ONNX file for this model and precision, exported (once, atomically) if missing."""
     folder = export_dir(model_dir, cache_root)
-    name = "model.onnx" if precision == "fp32" else "model-int8.onnx"
+    name = _FILES[precision]
     if (folder / name).exists():
         return folder / name
     print(f"cg: exporting {label} to ONNX ({precision}) once, cached in {folder}", file=sys.stderr, flush=True)
@@ -192,6 +207,8 @@ def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str)
                 _export_fp32(model_dir, fp32)
             if precision == "int8":
                 quantize(fp32, staging / name)
+            elif precision == "int8-mixed":
+                quantize(fp32, staging / name, keep_fp32=ffn_output_nodes(fp32))
         folder.mkdir(parents=True, exist_ok=True)
         for produced in staging.iterdir():
             os.replace(produced, folder / produced.name)  # atomic per file: readers see whole files
@@ -237,7 +254,7 @@ class OnnxEncoder:
     ) -> None:
         """``model_file`` runs that ONNX file instead of the cached export (benchmarks compare recipes)."""
         if precision not in PRECISIONS:
-            raise OnnxError(f"embedding precision {precision!r} is not fp32 or int8")
+            raise OnnxError(f"embedding precision {precision!r} is not one of {', '.join(PRECISIONS)}")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             import onnxruntime as ort
@@ -248,7 +265,7 @@ class OnnxEncoder:
         self.tokenizer = fast_tokenizer(model_dir)
         self.tokenizer.enable_truncation(max_length=self.window)
         # int8: one text per run, since activation ranges are per run (see the module docstring)
-        self.batch_size = 1 if precision == "int8" else max(1, batch_size)
+        self.batch_size = 1 if precision.startswith("int8") else max(1, batch_size)
         path = model_file or ensure_export(model_dir, cache_root, precision, label or model_dir.name)
         options = ort.SessionOptions()
         options.intra_op_num_threads = _cores()

@@ -79,6 +79,7 @@ def vectors(exports: Path) -> dict[str, np.ndarray]:
         "torch": Embedder(DEFAULT_MODEL, exports).encode(texts),
         "onnx": Embedder(DEFAULT_MODEL, exports, backend="onnx").encode(texts),
         "onnx-int8": Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8").encode(texts),
+        "onnx-int8-mixed": Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8-mixed").encode(texts),
     }
 
 
@@ -189,6 +190,25 @@ def test_onnx_problems_are_one_clear_line(tmp_path: Path):
     (dense / "modules.json").write_text(json.dumps([*modules, {"type": "sentence_transformers.models.Dense"}]))
     with pytest.raises(EmbeddingError, match="runs Transformer, Pooling and Normalize only"):
         Embedder(str(dense), tmp_path, backend="onnx").embed(["def pay(): ..."])
+
+
+def test_onnx_int8_mixed_keeps_closer_to_fp32_than_full_int8(vectors: dict[str, np.ndarray]):
+    mixed = (vectors["onnx-int8-mixed"] * vectors["torch"]).sum(axis=1)
+    full = (vectors["onnx-int8"] * vectors["torch"]).sum(axis=1)
+    assert mixed.mean() > full.mean() and mixed.min() >= 0.99
+
+
+def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from cg.config import ConfigError, load_settings
+    from cg.graph.embed import EmbeddingError
+
+    (tmp_path / "cg.toml").write_text('embed_precision = "int8-mixed"\n')
+    with pytest.raises(ConfigError, match="needs embed_backend = 'onnx'"):
+        load_settings(tmp_path)
+    monkeypatch.setenv("CG_EMBED_BACKEND", "onnx")
+    assert load_settings(tmp_path).embed_precision == "int8-mixed"
+    with pytest.raises(EmbeddingError, match="needs embed_backend"):
+        Embedder(DEFAULT_MODEL, tmp_path, precision="int8-mixed")
 
 
 def test_embed_backend_is_a_checked_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
