@@ -158,6 +158,10 @@ def main() -> None:
                 'ONNX int8 per-channel (`embed_backend = "onnx"`, `embed_precision = "int8"`)',
                 Embedder("all-MiniLM-L6-v2", cache, backend="onnx", precision="int8"),
             ),
+            (
+                'ONNX int8, FFN outputs fp32 (`embed_backend = "onnx"`, `embed_precision = "int8-mixed"`)',
+                Embedder("all-MiniLM-L6-v2", cache, backend="onnx", precision="int8-mixed"),
+            ),
             ('torch int8 (`embed_precision = "int8"`)', Embedder("all-MiniLM-L6-v2", cache, precision="int8")),
             ("torch fp32, 128-token window", Embedder("all-MiniLM-L6-v2", cache, max_tokens=128)),
             ("torch int8, 128-token window", Embedder("all-MiniLM-L6-v2", cache, precision="int8", max_tokens=128)),
