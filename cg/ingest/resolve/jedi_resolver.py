@@ -30,10 +30,10 @@ Position = tuple[int, int]
 Query = tuple[int, int, bool]  # line, column, infer-only (the callee is an expression, not a name)
 _CALLABLE = {"function", "class", "property"}
 # Up to this many sites jedi runs in the calling process: starting workers (each importing jedi and
-# loading the environment) costs about as much as a few hundred questions, and an incremental run
-# asks about one or a few files (benchmarks/freshness.py: a renamed function in requests' sessions.py,
-# 161 sites, 5.9 s with workers, 3.2 s in process).
-IN_PROCESS_SITES = 1000
+# loading the environment) costs about as much as a few hundred questions. Measured on requests with
+# benchmarks/freshness.py: 161 sites took 5.9 s with two workers and 3.2 s in process, 238 sites
+# about the same either way, 693 sites 6.3 s with workers and 9 s in process.
+IN_PROCESS_SITES = 300
 _VALUES = _CALLABLE | {"instance"}  # an instance is called through its class's __call__
 
 
@@ -193,7 +193,7 @@ def run_jedi(
     count = workers or os.cpu_count() or 1
     count = max(1, min(count, len(tasks)))
     started = time.perf_counter()
-    if report.sites <= IN_PROCESS_SITES:  # a small incremental run: starting workers costs more than it saves
+    if report.sites <= IN_PROCESS_SITES:
         import parso.cache
 
         # parso caches parsed modules per path and trusts the file's mtime, which an edit within the
