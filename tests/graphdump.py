@@ -6,27 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from cg.graph.store import SYMBOL_FIELDS
+
 NODES = {
     "File": ("id", "language", "kind", "blob_sha", "loc", "module", "committed_at"),
-    "Symbol": (
-        "id",
-        "name",
-        "qualname",
-        "kind",
-        "path",
-        "start_line",
-        "end_line",
-        "signature",
-        "docstring",
-        "text",
-        "header",
-        "search_text",
-        "parent_id",
-        "language",
-        "file_kind",
-        "blob_sha",
-        "committed_at",
-    ),
+    "Symbol": (*SYMBOL_FIELDS, "language", "file_kind", "blob_sha", "committed_at"),
     "Chunk": ("id", "owner_id", "kind", "path", "start_line", "end_line", "text", "search_text"),
     "External": ("id", "name", "resolved"),
     "Doc": ("id", "path", "title", "heading", "start_line", "end_line", "text", "search_text"),

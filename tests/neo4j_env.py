@@ -10,9 +10,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from cg.config import load_settings
 
 REQUIRED = os.environ.get("CG_TEST_NEO4J") == "1" or os.environ.get("CI", "").lower() == "true"
+# For tests parametrized over both stores: the Neo4j variant is deselected, visibly, only outside CI
+# and scripts/test.
+BACKENDS = [
+    "kuzu",
+    pytest.param(
+        "neo4j",
+        marks=[pytest.mark.neo4j]
+        + ([] if REQUIRED else [pytest.mark.skip(reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")]),
+    ),
+]
 
 
 def neo4j_settings(repo: Path):

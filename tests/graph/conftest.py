@@ -5,16 +5,7 @@ from pathlib import Path
 import pytest
 
 from cg.graph.kuzu_store import KuzuStore
-from tests.neo4j_env import REQUIRED, neo4j_settings
-
-BACKENDS = [
-    "kuzu",
-    pytest.param(
-        "neo4j",
-        marks=[pytest.mark.neo4j]
-        + ([] if REQUIRED else [pytest.mark.skip(reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")]),
-    ),
-]
+from tests.neo4j_env import BACKENDS, neo4j_settings
 
 
 @pytest.fixture(params=BACKENDS)

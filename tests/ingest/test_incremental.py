@@ -31,16 +31,7 @@ from cg.ingest.pipeline import index_repository
 from tests.conftest import copy_shop
 from tests.graphdump import differences, dump
 from tests.ingest.edits import EDITS, apply
-from tests.neo4j_env import REQUIRED, neo4j_settings
-
-BACKENDS = [
-    "kuzu",
-    pytest.param(
-        "neo4j",
-        marks=[pytest.mark.neo4j]
-        + ([] if REQUIRED else [pytest.mark.skip(reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")]),
-    ),
-]
+from tests.neo4j_env import BACKENDS, neo4j_settings
 
 
 @pytest.fixture(scope="module")
