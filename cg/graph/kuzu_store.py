@@ -24,8 +24,11 @@ from cg.graph.store import (
     CallRow,
     FileWrite,
     StoreError,
+    commit_rows,
+    doc_rows,
     edge_row,
     external_rows,
+    grouped,
     touching_by_symbol,
 )
 
@@ -299,20 +302,7 @@ class KuzuStore:
 
     def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
         dim = self._dimension or int(embeddings.shape[1])
-        rows = [
-            {
-                "id": d.id,
-                "path": d.path,
-                "title": d.title,
-                "heading": " > ".join(d.heading_path),
-                "start_line": d.start_line,
-                "end_line": d.end_line,
-                "text": d.text,
-                "search_text": d.search_text,
-                "embedding": [float(x) for x in vec],
-            }
-            for d, vec in zip(sections, embeddings, strict=True)
-        ]
+        rows = doc_rows(sections, embeddings)
         self._run(
             "MATCH (d:Doc) WHERE d.path = $path AND NOT d.id IN $keep DETACH DELETE d",
             {"path": path, "keep": [r["id"] for r in rows]},
@@ -336,20 +326,7 @@ class KuzuStore:
 
     def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
         dim = self._dimension or int(embeddings.shape[1])
-        rows = [
-            {
-                "id": c.id,
-                "short": c.short,
-                "author": c.author,
-                "committed_at": c.committed_at,
-                "files": len({path for path, _ in c.touches}),
-                "subject": c.subject,
-                "message": c.message,
-                "search_text": c.search_text,
-                "embedding": [float(x) for x in vec],
-            }
-            for c, vec in zip(commits, embeddings, strict=True)
-        ]
+        rows = commit_rows(commits, embeddings)
         if rows:
             self._run(
                 "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
@@ -394,10 +371,7 @@ class KuzuStore:
         rows = self._run(
             "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id", {"ids": ids}
         )
-        out: dict[str, list[str]] = {}
-        for sid, did in rows:
-            out.setdefault(sid, []).append(did)
-        return out
+        return grouped(rows)
 
     def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids or label not in ("Doc", "Commit"):

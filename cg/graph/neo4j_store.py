@@ -26,8 +26,11 @@ from cg.graph.store import (
     CallRow,
     FileWrite,
     StoreError,
+    commit_rows,
+    doc_rows,
     edge_row,
     external_rows,
+    grouped,
     touching_by_symbol,
 )
 
@@ -248,20 +251,7 @@ class Neo4jStore:
         return {r[0]: {"blob_sha": r[1], "committed_at": r[2] or 0, "kind": r[3], "language": r[4]} for r in rows}
 
     def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
-        rows = [
-            {
-                "id": d.id,
-                "path": d.path,
-                "title": d.title,
-                "heading": " > ".join(d.heading_path),
-                "start_line": d.start_line,
-                "end_line": d.end_line,
-                "text": d.text,
-                "search_text": d.search_text,
-                "embedding": [float(x) for x in vec],
-            }
-            for d, vec in zip(sections, embeddings, strict=True)
-        ]
+        rows = doc_rows(sections, embeddings)
 
         def work(tx) -> None:
             tx.run(
@@ -291,20 +281,7 @@ class Neo4jStore:
             )
 
     def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
-        rows = [
-            {
-                "id": c.id,
-                "short": c.short,
-                "author": c.author,
-                "committed_at": c.committed_at,
-                "files": len({path for path, _ in c.touches}),
-                "subject": c.subject,
-                "message": c.message,
-                "search_text": c.search_text,
-                "embedding": [float(x) for x in vec],
-            }
-            for c, vec in zip(commits, embeddings, strict=True)
-        ]
+        rows = commit_rows(commits, embeddings)
         if rows:
             self._write(
                 "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
@@ -346,10 +323,7 @@ class Neo4jStore:
         rows = self._read(
             "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id", ids=ids
         )
-        out: dict[str, list[str]] = {}
-        for sid, did in rows:
-            out.setdefault(sid, []).append(did)
-        return out
+        return grouped(rows)
 
     def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids or label not in ("Doc", "Commit"):

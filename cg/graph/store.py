@@ -127,6 +127,50 @@ def external_rows(externals: Iterable[External]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
+def doc_rows(sections: list[DocSection], embeddings: np.ndarray) -> list[dict[str, Any]]:
+    """One parameter map per doc section (both stores write the same properties)."""
+    return [
+        {
+            "id": d.id,
+            "path": d.path,
+            "title": d.title,
+            "heading": " > ".join(d.heading_path),
+            "start_line": d.start_line,
+            "end_line": d.end_line,
+            "text": d.text,
+            "search_text": d.search_text,
+            "embedding": [float(x) for x in vec],
+        }
+        for d, vec in zip(sections, embeddings, strict=True)
+    ]
+
+
+def commit_rows(commits: list[CommitRecord], embeddings: np.ndarray) -> list[dict[str, Any]]:
+    """One parameter map per commit; ``files`` is how many files it touched."""
+    return [
+        {
+            "id": c.id,
+            "short": c.short,
+            "author": c.author,
+            "committed_at": c.committed_at,
+            "files": len({path for path, _ in c.touches}),
+            "subject": c.subject,
+            "message": c.message,
+            "search_text": c.search_text,
+            "embedding": [float(x) for x in vec],
+        }
+        for c, vec in zip(commits, embeddings, strict=True)
+    ]
+
+
+def grouped(pairs: list[list[Any]]) -> dict[str, list[str]]:
+    """(key, value) rows -> key -> values, in row order."""
+    out: dict[str, list[str]] = {}
+    for key, value in pairs:
+        out.setdefault(key, []).append(value)
+    return out
+
+
 def touching_by_symbol(rows: list[list[Any]], limit: int) -> dict[str, list[dict[str, Any]]]:
     """(symbol id, commit id, short, author, committed_at, subject) rows, newest first -> per symbol,
     its ``limit`` newest commits."""
