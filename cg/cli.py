@@ -69,8 +69,9 @@ def _embedder(settings: Settings) -> Embedder:
 
 
 def _ranking(settings: Settings) -> dict[str, Any]:
-    """The fusion settings every ranked command passes on: RRF's k, the arms' weights, the priors."""
+    """The fusion settings every ranked command passes on: the fusion, RRF's k, the arms' weights, the priors."""
     return {
+        "fusion": settings.fusion,
         "rrf_k": settings.rrf_k,
         "weights": {"lexical": settings.weight_lexical, "vector": settings.weight_vector, "doc": settings.weight_doc},
         "priors": {

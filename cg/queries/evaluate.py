@@ -161,6 +161,7 @@ def ranked(
     weights: dict[str, float] | None = None,
     rrf_k: int = 60,
     priors: dict[str, float] | None = None,
+    fusion: str = "score",
 ) -> list[dict[str, Any]]:
     """The first ``k`` definitions ``mode`` returns for ``query``, as symbol summaries."""
     if mode == "lexical":
@@ -168,7 +169,7 @@ def ranked(
     elif mode == "vector":
         ids = vector_ranking(store, embedder.embed([query])[0])[:k]
     elif mode in ("hybrid", "graph"):
-        hits = search(store, embedder, query, limit=k * 2, rrf_k=rrf_k, weights=weights, priors=priors)
+        hits = search(store, embedder, query, limit=k * 2, rrf_k=rrf_k, weights=weights, priors=priors, fusion=fusion)
         ids = [h.id for h in hits]
         if mode == "graph":
             ids = _with_neighbours(store, ids)
@@ -201,12 +202,13 @@ def evaluate(
     weights: dict[str, float] | None = None,
     rrf_k: int = 60,
     priors: dict[str, float] | None = None,
+    fusion: str = "score",
 ) -> EvalReport:
     report = EvalReport(mode)
     for q in questions:
         # a few spare hits for those in the question file itself (its key, its module, at most a third),
         # few enough that the search's candidate pool stays the same size
-        hits = ranked(store, embedder, q.question, mode, DEPTH_K + 3, weights, rrf_k, priors)
+        hits = ranked(store, embedder, q.question, mode, DEPTH_K + 3, weights, rrf_k, priors, fusion)
         hits = [h for h in hits if not (q.source and q.source.endswith("/" + str(h.get("path"))))][:DEPTH_K]
         ranks: list[int | None] = []
         for gold in q.gold:

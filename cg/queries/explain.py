@@ -208,8 +208,11 @@ def explain(
     rrf_k: int = 60,
     weights: dict[str, float] | None = None,
     priors: dict[str, float] | None = None,
+    fusion: str = "score",
 ) -> Explanation:
-    hits = search(store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights, priors=priors)
+    hits = search(
+        store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights, priors=priors, fusion=fusion
+    )
     relevant = _relevant(store, query, hits)
     result = Explanation(query, found=bool(relevant), token_budget=token_budget)
     if not relevant:

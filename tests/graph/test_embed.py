@@ -223,3 +223,14 @@ def test_embed_backend_is_a_checked_setting(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("CG_EMBED_BACKEND", "jax")
     with pytest.raises(ConfigError, match="unknown embed_backend 'jax'"):
         load_settings(tmp_path)
+
+
+def test_fusion_is_a_checked_setting(tmp_path: Path):
+    from cg.config import ConfigError, load_settings
+
+    assert load_settings(tmp_path).fusion == "score"
+    (tmp_path / "cg.toml").write_text('fusion = "rrf"\n')
+    assert load_settings(tmp_path).fusion == "rrf"
+    (tmp_path / "cg.toml").write_text('fusion = "borda"\n')
+    with pytest.raises(ConfigError, match="unknown fusion 'borda'"):
+        load_settings(tmp_path)

@@ -9,7 +9,7 @@ from cg.graph.backends import open_store
 from cg.graph.embed import Embedder
 from cg.queries.expand import expand
 from cg.queries.explain import explain, trim_body
-from cg.queries.search import rrf, search
+from cg.queries.search import rrf, score_fusion, search
 
 RETRY = "shop/payments/retry.py::schedule_payment_retry"
 
@@ -27,6 +27,34 @@ def test_rrf_rewards_agreement():
     fused = rrf({"lexical": ["a", "b", "c"], "vector": ["b", "d"]}, {"lexical": 1.0, "vector": 1.0}, 60)
     assert fused[0][0] == "b"
     assert fused[0][2] == {"lexical": 2, "vector": 1}
+
+
+def test_score_fusion_keeps_the_margin_rrf_throws_away():
+    # "a" is a clear first lexically and fourth by cosine; "b" is a mediocre second in both
+    lexical = {"a": 12.0, "b": 3.0, "c": 2.5}
+    cosine = {"e": 0.62, "b": 0.50, "c": 0.49, "a": 0.45, "d": 0.40}
+    by_rank = rrf({"lexical": ["a", "b", "c"], "vector": ["e", "b", "c", "a", "d"]}, {}, 60)
+    assert by_rank[0][0] == "b"
+    fused = score_fusion({"lexical": lexical, "vector": cosine}, {"lexical": 1.0, "vector": 1.0}, {"vector": 0.40})
+    assert [doc for doc, _, _ in fused] == ["a", "e", "b", "c", "d"]
+    # normalised: a lexical best counts 1, the vector pool's floor 0; ranks are kept per arm
+    assert fused[0][1] == pytest.approx(1.0 + 0.05 / 0.22)
+    assert fused[0][2] == {"lexical": 1, "vector": 4}
+    assert fused[-1][1] == 0.0 and fused[-1][2] == {"vector": 5}
+    # an arm's weight scales its share; weight 0 leaves only the other arm's order
+    only_vector = score_fusion(
+        {"lexical": lexical, "vector": cosine}, {"lexical": 0.0, "vector": 1.0}, {"vector": 0.40}
+    )
+    assert [doc for doc, _, _ in only_vector][:3] == ["e", "b", "c"]
+
+
+def test_both_fusions_find_the_retry_policy(ctx):
+    store, embedder = ctx
+    for fusion in ("score", "rrf"):
+        hits = search(store, embedder, "payment retry", limit=3, fusion=fusion)
+        assert hits[0].id == RETRY, (fusion, [h.id for h in hits])
+    with pytest.raises(ValueError, match="unknown fusion 'borda'"):
+        search(store, embedder, "payment retry", fusion="borda")
 
 
 @pytest.mark.parametrize(
