@@ -73,11 +73,17 @@ def _ranking(settings: Settings) -> dict[str, Any]:
     return {
         "fusion": settings.fusion,
         "rrf_k": settings.rrf_k,
-        "weights": {"lexical": settings.weight_lexical, "vector": settings.weight_vector, "doc": settings.weight_doc},
+        "weights": {
+            "lexical": settings.weight_lexical,
+            "vector": settings.weight_vector,
+            "doc": settings.weight_doc,
+            "graph": settings.weight_graph,
+        },
         "priors": {
             "tests": settings.prior_tests,
             "modules": settings.prior_modules,
             "containers": settings.prior_containers,
+            "sync_async": settings.prior_sync_async,
         },
     }
 

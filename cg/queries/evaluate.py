@@ -28,7 +28,7 @@ from cg.graph.embed import Embedder
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
 from cg.queries.expand import expand
-from cg.queries.search import lexical_ranking, search, vector_ranking
+from cg.queries.search import DEFAULT_WEIGHTS, lexical_ranking, search, vector_ranking
 
 KINDS = ("flow", "location", "exact", "impact")
 MODES = ("lexical", "vector", "hybrid", "graph")
@@ -169,6 +169,9 @@ def ranked(
     elif mode == "vector":
         ids = vector_ranking(store, embedder.embed([query])[0])[:k]
     elif mode in ("hybrid", "graph"):
+        weights = {**(weights or DEFAULT_WEIGHTS)}
+        if mode == "hybrid":
+            weights["graph"] = 0.0  # the text arms alone
         hits = search(store, embedder, query, limit=k * 2, rrf_k=rrf_k, weights=weights, priors=priors, fusion=fusion)
         ids = [h.id for h in hits]
         if mode == "graph":

@@ -37,11 +37,16 @@ from cg.lexical import analyze_query, split_identifier
 
 CANDIDATES = 50  # per arm, into fusion
 PRIOR_POOL = 80  # fused candidates re-weighted by their kind before the cut
-PRIORS = {"tests": 0.5, "modules": 0.5, "containers": 0.5}
+PRIORS = {"tests": 0.5, "modules": 0.5, "containers": 0.5, "sync_async": 0.5}
+# A question that says which side of a sync/async API it means ("with a sync Client", "the async
+# transport", "a plain (non-async) generator"); "blocking" counts as sync.
+_SYNC = re.compile(r"\bnon-async\b|\bsync(?:hronous(?:ly)?)?\b|\bblocking\b", re.I)
+_ASYNC = re.compile(r"(?<!non-)\basync(?:hronous(?:ly)?)?\b|\bawait", re.I)
 # The docstring arm is off by default: on the example question set it lowered recall@10 and MRR at
 # every weight tried (0.3, 0.5, 1.0) because RRF penalises the many definitions without a docstring;
 # `weight_doc` in config turns it on.
-DEFAULT_WEIGHTS = {"lexical": 1.0, "vector": 1.0, "doc": 0.0}
+DEFAULT_WEIGHTS = {"lexical": 1.0, "vector": 1.0, "doc": 0.0, "graph": 0.2}
+GRAPH_SEEDS = 5  # the fused hits whose direct callers and callees the graph arm lifts
 FUSIONS = ("score", "rrf")
 LEXICAL_POOL = 300  # full-text candidates re-scored by cg's BM25
 BM25_K1, BM25_B = 1.2, 0.75
@@ -216,13 +221,19 @@ def search(
         "vector": vector_scores(store, query_vector),
         "doc": vector_scores(store, query_vector, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
     }
-    arms = {arm: _top(scores, CANDIDATES) for arm, scores in arms.items() if weights.get(arm, 1.0) > 0}
+    arms = {
+        arm: scores if arm == "lexical" and fusion == "score" else _top(scores, CANDIDATES)
+        for arm, scores in arms.items()
+        if weights.get(arm, 1.0) > 0
+    }
     if fusion == "rrf":
         fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, rrf_k)
     else:
         floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
         _complete_cosines(store, query_vector, arms)
         fused = score_fusion(arms, weights, floors)
+    if weights.get("graph", 0.0) > 0:
+        fused = propagate(store, fused, weights["graph"])
     pool = fused[: max(limit * 3, PRIOR_POOL)]
     symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
     pool = apply_priors(query, pool, symbols, priors or PRIORS)
@@ -238,6 +249,38 @@ def search(
         if len(hits) >= limit:
             break
     return hits
+
+
+def propagate(
+    store: GraphStore, fused: list[tuple[str, float, dict[str, int]]], weight: float, seeds: int = GRAPH_SEEDS
+) -> list[tuple[str, float, dict[str, int]]]:
+    """The graph arm: each direct caller or callee (in the repository, not a test) of the first
+    ``seeds`` fused hits gains ``weight`` times the best score among the seeds it is next to.
+
+    A flow question's answer is a chain: the handler the question names and the functions it calls
+    ("what happens after a charge fails" is ``charge_invoice`` and the ``schedule_payment_retry`` it
+    calls). The text arms score each link alone, and a link whose own words are far from the
+    question's (``has_redirect_location`` for "keep looping over 3xx responses") falls behind
+    unrelated definitions that share words. A neighbour of a strong hit is lifted by a share of that
+    hit's score, added to its own, so a neighbour that is also relevant on its own rises most and a
+    hub of unrelated helpers gains little (the best seed counts, not the number of seeds). Measured
+    with `cg eval` on both question sets (benchmarks/RESULTS.md): recall@5 and recall@10 rose on both
+    for weights from 0.1 to 0.3 and 3 to 10 seeds; ``weight_graph`` in config, 0 turns it off."""
+    scores = {doc: score for doc, score, _ in fused}
+    ranks = {doc: dict(r) for doc, _, r in fused}
+    top = [doc for doc, _, _ in fused[:seeds]]
+    lift: dict[str, float] = {}
+    for direction in ("out", "in"):
+        for row in store.calls(top, direction):
+            origin, other = (row.src, row.dst) if direction == "out" else (row.dst, row.src)
+            if row.other_label != "Symbol" or other == origin or is_test_path(row.other.get("path") or ""):
+                continue
+            lift[other] = max(lift.get(other, 0.0), scores[origin])
+    for rank, doc in enumerate(_ordered(lift), start=1):
+        scores[doc] = scores.get(doc, 0.0) + weight * lift[doc]
+        ranks.setdefault(doc, {})["graph"] = rank
+    ordered = sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
+    return [(doc, round(score, 9), ranks.get(doc, {})) for doc, score in ordered]
 
 
 def _top(scores: dict[str, float], count: int) -> dict[str, float]:
@@ -281,10 +324,14 @@ def apply_priors(
     """Scale fused scores by what kind of definition a hit is. Users asking how something works want
     the function that does it: a test (unless the question is about tests), a whole module, or a
     class whose own methods are also among the hits is usually a worse answer than those methods.
-    A config section counts like a module's loose code. Measured with `cg eval`
-    (benchmarks/RESULTS.md); the factors are in config."""
+    A config section counts like a module's loose code. A question that names one side of a
+    sync/async API (httpx's ``Client`` and ``AsyncClient``, ``iter_bytes`` and ``aiter_bytes``) wants
+    that side: the other side's twins count less. Measured with `cg eval` (benchmarks/RESULTS.md);
+    the factors are in config."""
     ids = {doc for doc, _, _ in fused}
     about_tests = "test" in query.lower()
+    wants_sync, wants_async = bool(_SYNC.search(query)), bool(_ASYNC.search(query))
+    side = None if wants_sync == wants_async else wants_async
     out = []
     for doc, score, ranks in fused:
         sym = symbols.get(doc)
@@ -295,8 +342,22 @@ def apply_priors(
                 score *= priors["modules"]
             elif sym["kind"] == "class" and any(other.startswith(doc + ".") for other in ids):
                 score *= priors["containers"]
+            if side is not None and is_async(sym) != side:
+                score *= priors.get("sync_async", 1.0)
         out.append((doc, score, ranks))
     return sorted(out, key=lambda item: (-item[1], item[0]))
+
+
+def is_async(sym: dict[str, Any]) -> bool:
+    """An async definition: declared ``async`` (Python, JavaScript), or named so, by itself or by its
+    class (``AsyncClient.send``, ``handle_async_request``)."""
+    if (sym.get("signature") or "").lstrip().startswith("async "):
+        return True
+    parts = (sym.get("qualname") or sym.get("name") or "").split(".")
+    words = set(split_identifier(parts[-1]))
+    if len(parts) > 1 and parts[-2][:1].isupper():  # the enclosing class
+        words |= set(split_identifier(parts[-2]))
+    return "async" in words
 
 
 def _joined(identifier: str) -> str:

@@ -122,3 +122,95 @@ def test_explain_always_keeps_the_first_seed(ctx):
     first = tiny.seeds[0].id
     assert first == RETRY and first in tiny.order
     assert tiny.nodes[first].code.startswith("def schedule_payment_retry(")
+
+
+class _CallGraph:
+    """Just enough of a store for the graph arm: CALLS rows from a list of (caller, callee, path)."""
+
+    def __init__(self, edges: list[tuple[str, str, str]]):
+        self.edges = edges
+
+    def calls(self, ids, direction):
+        from cg.graph.store import CallRow
+
+        rows = []
+        for src, dst, path in self.edges:
+            mine, other = (src, dst) if direction == "out" else (dst, src)
+            if mine in ids:
+                label = "External" if other.startswith("ext:") else "Symbol"
+                rows.append(CallRow(src, dst, 1, "jedi", {"id": other, "path": path}, label))
+        return rows
+
+
+def test_graph_arm_lifts_callees_and_callers_of_the_first_hits_only():
+    from cg.queries.search import propagate
+
+    store = _CallGraph(
+        [
+            ("charge_invoice", "schedule_payment_retry", "shop/payments/retry.py"),
+            ("charge_invoice", "ext:datetime.now", ""),
+            ("tests/test_retry.py::test_charge", "charge_invoice", "tests/test_retry.py"),
+            ("notify_payment_failed", "schedule_payment_retry", "shop/payments/retry.py"),
+            ("create_app", "notify_payment_failed", "shop/app.py"),
+            ("unrelated", "compute_tax", "shop/billing/tax.py"),  # not next to a seed
+        ]
+    )
+    fused = [("charge_invoice", 1.0, {"lexical": 1}), ("notify_payment_failed", 0.8, {}), ("unrelated", 0.3, {})]
+    out = propagate(store, fused, 0.2, seeds=2)
+    scores = {doc: score for doc, score, _ in out}
+    # the best adjacent seed counts once, not the sum over seeds
+    assert scores["schedule_payment_retry"] == pytest.approx(0.2 * 1.0)
+    assert scores["create_app"] == pytest.approx(0.2 * 0.8)  # a caller is lifted too
+    assert scores["charge_invoice"] == 1.0 and scores["unrelated"] == 0.3
+    # externals, tests and the neighbours of hits past the seeds are not
+    assert not {"ext:datetime.now", "tests/test_retry.py::test_charge", "compute_tax"} & set(scores)
+    ranks = {doc: r for doc, _, r in out}
+    assert ranks["schedule_payment_retry"] == {"graph": 1} and ranks["charge_invoice"] == {"lexical": 1}
+    assert [doc for doc, _, _ in out][:3] == ["charge_invoice", "notify_payment_failed", "unrelated"]
+
+
+def test_a_question_that_names_sync_or_async_prefers_that_side():
+    from cg.queries.search import PRIORS, apply_priors, is_async
+
+    symbols = {
+        "sync": {
+            "qualname": "httpx._client.Client.send",
+            "kind": "method",
+            "path": "httpx/_client.py",
+            "signature": "def send(self)",
+        },
+        "async": {
+            "qualname": "httpx._client.AsyncClient.send",
+            "kind": "method",
+            "path": "httpx/_client.py",
+            "signature": "async def send(self)",
+        },
+        "aiter": {
+            "qualname": "httpx._models.Response.aiter_bytes",
+            "kind": "method",
+            "path": "httpx/_models.py",
+            "signature": "async def aiter_bytes(self)",
+        },
+        "init": {
+            "qualname": "httpx.AsyncHTTPTransport.__init__",
+            "kind": "method",
+            "path": "httpx/_t.py",
+            "signature": "def __init__(self)",
+        },
+        "named": {
+            "qualname": "httpx.ASGITransport.handle_async_request",
+            "kind": "method",
+            "path": "httpx/_t.py",
+            "signature": "def handle_async_request(self)",
+        },
+    }
+    assert [is_async(s) for s in symbols.values()] == [False, True, True, True, True]
+    fused = [("async", 1.0, {}), ("aiter", 0.9, {}), ("sync", 0.8, {})]
+
+    def order(query):
+        return [doc for doc, _, _ in apply_priors(query, fused, symbols, PRIORS)]
+
+    assert order("how does the sync Client send a request?") == ["sync", "async", "aiter"]
+    assert order("my body is a plain (non-async) generator") == ["sync", "async", "aiter"]
+    assert order("how does the async client send?") == ["async", "aiter", "sync"]
+    assert order("how does the client send a request?") == ["async", "aiter", "sync"]  # says neither
