@@ -180,8 +180,8 @@ def main() -> None:
                 ("lexical", "score", "BM25 only (cg analyzer)"),
                 ("vector", "score", "vector only"),
                 ("hybrid", "rrf", 'hybrid, RRF (`fusion = "rrf"`)'),
-                ("hybrid", "score", "hybrid, score fusion (default)"),
-                ("graph", "score", "hybrid (score fusion) + graph expansion"),
+                ("hybrid", "score", "hybrid, score fusion"),
+                ("graph", "score", "hybrid (score fusion) + graph arm and expansion (default)"),
             ):
                 summary = evaluate(store, default, questions, mode, fusion=fusion).summary()
                 quality_rows.append((label, name, summary))

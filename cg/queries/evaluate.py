@@ -13,9 +13,10 @@ A question file (YAML)::
 
 recall@k is the share of a question's gold entries among the first k results; MRR is the mean of
 1 / rank of the first result that matches any gold entry (0 when none is in the first 10).
-Modes: ``lexical`` (BM25 arm), ``vector`` (dense arm), ``hybrid`` (both, fused), ``graph`` (hybrid,
-then the direct callees and callers of the top seed ahead of the remaining hits: the context a
-flow answer shows).
+Modes: ``lexical`` (BM25 arm), ``vector`` (dense arm), ``hybrid`` (both, fused, without the graph
+arm), ``graph`` (what `cg search` ranks: hybrid plus the graph arm, see cg/queries/search.py; then the
+direct callees and callers of the top seed ahead of the remaining hits, the context a flow answer
+shows).
 """
 
 from __future__ import annotations
