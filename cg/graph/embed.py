@@ -84,6 +84,17 @@ class EmbeddingCache:
 BACKENDS = ("torch", "onnx")
 
 
+def embedding_key(model: str, backend: str = "torch", precision: str = "fp32", max_tokens: int = 0) -> str:
+    """The name of an embedding variant: another backend, int8 or a shorter window give other
+    vectors, so the cache and the index's ``model`` meta key on it."""
+    return (
+        model
+        + (f"|{backend}" if backend != "torch" else "")
+        + (f"|{precision}" if precision != "fp32" else "")
+        + (f"|{max_tokens}" if max_tokens else "")
+    )
+
+
 class Embedder:
     """Loads the model lazily: a run whose chunks are all cached never loads a model at all."""
 
@@ -110,13 +121,7 @@ class Embedder:
         self.device = device
         self.precision = precision
         self.max_tokens = max_tokens
-        # the cache key names the variant: another backend, int8 or a shorter window give other vectors
-        self.cache_key = (
-            model
-            + (f"|{backend}" if backend != "torch" else "")
-            + (f"|{precision}" if precision != "fp32" else "")
-            + (f"|{max_tokens}" if max_tokens else "")
-        )
+        self.cache_key = embedding_key(model, backend, precision, max_tokens)
         self.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
         self._model = None
         self._onnx = None

@@ -29,7 +29,16 @@ from cg.ingest.languages import Extractors
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.names import Resolver, property_names
-from cg.ingest.state import FileState, IndexState, fingerprint, load_state, new_token, save_state, state_path
+from cg.ingest.state import (
+    FileState,
+    IndexState,
+    fingerprint,
+    index_settings,
+    load_state,
+    new_token,
+    save_state,
+    state_path,
+)
 from cg.ingest.walk import DOC_LANGUAGES, WalkReport, file_kind, language_for, module_name, walk
 from cg.lexical import analyze_text
 
@@ -224,10 +233,8 @@ def index_repository(
     repo = settings.repo
     git_head = git.head(repo)
     spath = state_path(settings.index_dir, store.backend)
-    fp = fingerprint(
-        SCHEMA_VERSION, settings.resolver, settings.chunk_tokens, embedder.cache_key, settings.weight_doc > 0,
-        settings.max_file_bytes, settings.history_commits,
-    )  # fmt: skip
+    shaping = index_settings(settings, embedder.cache_key)
+    fp = fingerprint(*shaping.values())
     state = None if full else load_state(spath)
     trusted = (
         state is not None
@@ -240,7 +247,7 @@ def index_repository(
     if since is not None and not git_head:
         raise git.GitError("--since needs a git repository")
     if not trusted:
-        state = IndexState(fingerprint=fp)
+        state = IndexState(fingerprint=fp, settings=shaping)
     assert state is not None
     summary.mode = "incremental" if trusted else "full"
 
@@ -416,6 +423,7 @@ def index_repository(
     store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     store.set_meta("head", git_head)
     state.files, state.head, state.token = files, git_head, new_token()
+    state.settings = shaping
     save_state(spath, state)
     store.set_meta("state_token", state.token)
     summary.seconds["write"] = time.perf_counter() - started

@@ -21,7 +21,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cg.config import Settings
+from cg.graph.embed import embedding_key
 from cg.graph.model import CommitRecord, DocSection, Edge, External, FileExtraction
+from cg.graph.store import SCHEMA_VERSION
 
 # Bumped whenever extraction, resolution or the stored schema changes what a file yields.
 STATE_VERSION = "1"
@@ -48,10 +51,27 @@ class IndexState:
     head: str = ""
     files: dict[str, FileState] = field(default_factory=dict)
     commits: dict[str, CommitRecord] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)  # what the fingerprint was made of, by name
 
 
 def fingerprint(*parts: object) -> str:
     return hashlib.sha256("\x1f".join([STATE_VERSION, *map(str, parts)]).encode()).hexdigest()[:16]
+
+
+def index_settings(settings: Settings, embedding: str = "") -> dict[str, str]:
+    """The settings that shape what an index holds, by name, in fingerprint order: a change to any of
+    them makes the next run full, and `cg status` names the ones that changed. ``embedding`` is the
+    embedder's own key when the caller built it (the settings' variant otherwise)."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "resolver": settings.resolver,
+        "chunk_tokens": str(settings.chunk_tokens),
+        "embedding": embedding
+        or embedding_key(settings.model, settings.embed_backend, settings.embed_precision, settings.embed_max_tokens),
+        "docstring arm": str(settings.weight_doc > 0),
+        "max_file_bytes": str(settings.max_file_bytes),
+        "history_commits": str(settings.history_commits),
+    }
 
 
 def state_path(index_dir: Path, backend: str) -> Path:

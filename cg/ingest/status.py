@@ -10,7 +10,7 @@ from typing import Any
 from cg.config import Settings
 from cg.graph.store import GraphStore
 from cg.ingest import git
-from cg.ingest.state import load_state, state_path
+from cg.ingest.state import fingerprint, index_settings, load_state, state_path
 from cg.ingest.walk import WalkReport, walk
 
 
@@ -59,4 +59,11 @@ def index_status(settings: Settings, store: GraphStore) -> Status:
         status.next_run = "full (no saved state from a previous run here)"
     elif not state.token or state.token != store.get_meta("state_token"):
         status.next_run = "full (the index was written by another run or machine, or a run did not finish)"
+    else:
+        now_settings = index_settings(settings)
+        if state.fingerprint != fingerprint(*now_settings.values()):
+            before = getattr(state, "settings", None) or {}  # states saved before names were kept have none
+            changed = [name for name, value in now_settings.items() if before.get(name) != value] if before else []
+            what = ", ".join(f"{name} {before[name]} -> {now_settings[name]}" for name in changed if name in before)
+            status.next_run = f"full (settings that shape the index changed: {what or 'since the last run'})"
     return status

@@ -176,5 +176,12 @@ def test_status_then_incremental_index_then_since(indexed_history, tmp_path_fact
     full = index(repo, "--full")
     assert full["mode"] == "full" and full["symbols"] == since["symbols"] and full["edges"] == since["edges"]
 
+    # a setting that shapes the index: status names it, and the next run is full
+    (repo / "cg.toml").write_text("history_commits = 1\n")
+    status = json.loads(cg_command("status", "--json", cwd=repo).stdout)
+    assert status["next_run"] == "full (settings that shape the index changed: history_commits 200 -> 1)"
+    (repo / "cg.toml").unlink()
+    assert json.loads(cg_command("status", "--json", cwd=repo).stdout)["next_run"] == "incremental"
+
     bad = cg_command("index", str(repo), "--since", "no-such-rev", check=False)
     assert bad.returncode == 1 and bad.stderr.startswith("cg: ") and len(bad.stderr.strip().splitlines()) == 1
