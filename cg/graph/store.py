@@ -14,9 +14,10 @@ import numpy as np
 
 from cg.graph.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
 
-# Bumped whenever the tables change: an index from an older cg is rebuilt by `cg index` (it is derived
-# data, and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "5"
+# Bumped whenever the tables or what the extractors emit change (6: Python module constants): an index
+# from an older cg is rebuilt by `cg index` (it is derived data, and the embedding cache makes the
+# rebuild cheap) and refused with one line by queries.
+SCHEMA_VERSION = "6"
 NODE_LABELS = ("File", "Symbol", "External", "Doc", "Commit")
 SYMBOL_FIELDS = (
     "id",

@@ -115,7 +115,9 @@ def test_decorated_class_and_constants_only_file():
     constants = "\n".join(f'CURRENCY_{i} = "c{i}"' for i in range(400)) + "\n"
     ex = extract_source("shop/currencies.py", constants)
     unit = chunk_file(ex, budget=256, count=words)
-    assert [s.kind for s in unit.symbols] == ["module"]
+    # each constant is a definition of its own; the module chunk keeps them all, in order
+    assert [s.kind for s in unit.symbols] == ["module"] + ["constant"] * 400
+    assert unit.symbols[7].text == 'CURRENCY_6 = "c6"' and unit.embed_texts[7].endswith('CURRENCY_6 = "c6"')
     module = unit.symbols[0]
     fragments = [c for c in unit.chunks if c.kind == "fragment"]
     assert fragments, "400 constants do not fit one unit"

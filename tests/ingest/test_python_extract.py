@@ -107,3 +107,41 @@ def test_syntax_error_still_yields_what_parsed():
     assert "billing.refunds.refund_invoice" in names
     assert "billing.refunds.RefundPolicy.allows" in names
     assert ex.warnings and "syntax error near line 4" in ex.warnings[0]
+
+
+def test_module_constants_are_definitions_of_their_own():
+    source = (
+        '"""Payment errors."""\n'
+        "import logging\n"
+        "\n"
+        "logger = logging.getLogger(__name__)\n"
+        "__all__ = ['CardDeclinedError']\n"
+        "\n"
+        "# Decline codes where retrying the same card is pointless.\n"
+        "HARD_DECLINE_CODES = frozenset(\n"
+        '    {"stolen_card", "lost_card"}\n'
+        ")\n"
+        "MAX_RETRIES: int = 4\n"
+        "_DEFAULT_TIMEOUT = 5.0\n"
+        "PrimitiveData = int | str\n"
+        "\n"
+        "\n"
+        "def is_hard(code):\n"
+        "    LOCAL_LIMIT = 3\n"
+        "    return code in HARD_DECLINE_CODES\n"
+    )
+    ex = extract_source("shop/errors.py", source)
+    constants = {s.name: s for s in ex.symbols if s.kind == "constant"}
+    # UPPER_CASE names bound at module level; not loggers, dunders, type aliases or function locals
+    assert sorted(constants) == ["HARD_DECLINE_CODES", "MAX_RETRIES", "_DEFAULT_TIMEOUT"]
+    codes = constants["HARD_DECLINE_CODES"]
+    assert (codes.id, codes.qualname) == ("shop/errors.py::HARD_DECLINE_CODES", "shop.errors.HARD_DECLINE_CODES")
+    assert (codes.start_line, codes.end_line, codes.def_line) == (7, 10, 8)  # with its leading comment
+    assert codes.docstring == "Decline codes where retrying the same card is pointless."
+    assert codes.signature == "HARD_DECLINE_CODES = frozenset("
+    assert codes.parent_id == "shop/errors.py::<module>" and codes.scope == ("constant HARD_DECLINE_CODES",)
+    assert constants["MAX_RETRIES"].signature == "MAX_RETRIES: int = 4"
+    # the module chunk still reads in order, constants included; their calls stay the module's
+    module = ex.symbols[0]
+    assert "HARD_DECLINE_CODES = frozenset(" in module.text and "MAX_RETRIES: int = 4" in module.text
+    assert {c.caller_id for c in ex.calls if c.callee == "frozenset"} == {module.id}

@@ -9,6 +9,7 @@ recovers is still extracted and the file gets a warning with the first error's l
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field, replace
 
 import tree_sitter_python
@@ -83,6 +84,9 @@ def _docstring(body: Node | None) -> str:
                 return _string_value(only).strip()
         return ""
     return ""
+
+
+_CONSTANT = re.compile(r"_*[A-Z][A-Z0-9_]+")  # two characters at least: `T = TypeVar("T")` is not one
 
 
 def _leading_comment_start(node: Node) -> int:
@@ -260,6 +264,8 @@ class _Walker:
                 self.imports(child)
             elif kind == "assignment":
                 self.assignment(child, stack)
+            elif kind == "expression_statement" and stack[-1].kind == "module":
+                self.constant(child, stack[-1])
             self.walk(child, stack)
 
     def call(self, node: Node, fn: Node, owner: str) -> None:
@@ -361,6 +367,45 @@ class _Walker:
                 self.parameters(params, scope, stack)
         if body is not None:
             self.walk(body, [*stack, scope])
+
+    def constant(self, statement: Node, module: _Scope) -> None:
+        """A module-level ``NAME = ...`` whose name is written as a constant (upper case, PEP 8) is a
+        definition of its own, kind ``constant``: the decline codes, the default retry count, the
+        transition table are what "where is the list of ..." asks for, and an exact ``MAX_RETRIES``
+        should find its definition. Its leading comment is its docstring. It stays in the module
+        chunk too (that chunk reads as the module's wiring), and calls in its value stay the
+        module's: the constant is not a scope."""
+        node = statement.named_children[0] if statement.named_child_count == 1 else None
+        if node is None or node.type != "assignment":
+            return
+        left = node.child_by_field_name("left")
+        name = _text(left) if left is not None and left.type == "identifier" else ""
+        if not _CONSTANT.fullmatch(name) or (name.startswith("__") and name.endswith("__")):
+            return
+        sid = symbol_id(self.record.path, name)
+        self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
+        if self.seen_ids[sid] > 1:
+            sid = f"{sid}~{self.seen_ids[sid]}"
+        start_row, end_row = _leading_comment_start(statement), statement.end_point[0]
+        comment = [line.strip().lstrip("#").strip() for line in self.lines[start_row : left.start_point[0]]]
+        first = self.lines[statement.start_point[0]].strip()
+        self.out.symbols.append(
+            Symbol(
+                id=sid,
+                name=name,
+                qualname=".".join(p for p in (self.record.module, name) if p),
+                kind="constant",
+                path=self.record.path,
+                start_line=start_row + 1,
+                end_line=end_row + 1,
+                signature=first if len(first) <= 120 else first[:117] + "...",
+                docstring="\n".join(line for line in comment if line),
+                text="\n".join(self.lines[start_row : end_row + 1]),
+                parent_id=module.id,
+                scope=(f"constant {name}",),
+                def_line=left.start_point[0] + 1,
+            )
+        )
 
     def parameters(self, params: Node, scope: _Scope, stack: list[_Scope]) -> None:
         for param in params.named_children:

@@ -518,6 +518,8 @@ class Resolver:
                 targets = [Target(named.symbol.id, "Symbol", "jedi", named.symbol)]
         if not targets:
             found = self.resolve_expr(call.callee, caller)
+            if found is not None and found.symbol is not None and found.symbol.kind == "constant":
+                found = None  # a value (a callback argument such as `min(x, MAX_DELAY)`), not code to run
             targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
         out: list[Target] = []
         for target in targets:
