@@ -40,7 +40,7 @@ from ingest import fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
-from cg.graph.embed import Embedder  # noqa: E402
+from cg.graph.embed import embedder_for  # noqa: E402
 from cg.graph.kuzu_store import KuzuStore  # noqa: E402
 from cg.ingest.pipeline import index_repository  # noqa: E402
 
@@ -96,7 +96,7 @@ def main() -> None:
         # a private embedding cache: the first full run embeds everything (and loads the model), so
         # the texts an edit creates are really new to the model, not left over from an earlier run
         settings = replace(load_settings(repo), cache_dir=Path(scratch) / "cache")
-        embedder = Embedder(settings.model, settings.cache_dir)
+        embedder = embedder_for(settings)
         store = KuzuStore(repo / ".cg" / "graph.kuzu")
         try:
             cold, first = timed(settings, store, embedder, full=True)  # fills the cache, loads the model

@@ -26,7 +26,7 @@ from ingest import fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
-from cg.graph.embed import Embedder  # noqa: E402
+from cg.graph.embed import embedder_for  # noqa: E402
 from cg.graph.kuzu_store import KuzuStore  # noqa: E402
 from cg.ingest.pipeline import index_repository  # noqa: E402
 
@@ -62,7 +62,7 @@ def main() -> None:
         shutil.copytree(source, repo)
         rows = []
         kuzu_settings = load_settings(repo)
-        embedder = Embedder(kuzu_settings.model, kuzu_settings.cache_dir)
+        embedder = embedder_for(kuzu_settings)
         for backend in ("kuzu", "neo4j"):
             if backend == "kuzu":
                 store = KuzuStore(work / "graph.kuzu")

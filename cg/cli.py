@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from cg.config import ConfigError, Settings, find_repo, load_settings
-from cg.graph.embed import Embedder, EmbeddingError
+from cg.graph.embed import Embedder, EmbeddingError, embedder_for
 from cg.graph.store import StoreError
 from cg.ingest.git import GitError
 
@@ -58,14 +58,7 @@ def _settings(repo: Path | None, backend: str | None, **overrides: Any) -> Setti
 
 
 def _embedder(settings: Settings) -> Embedder:
-    return Embedder(
-        settings.model,
-        settings.cache_dir,
-        batch_size=settings.batch_size,
-        precision=settings.embed_precision,
-        max_tokens=settings.embed_max_tokens,
-        backend=settings.embed_backend,
-    )
+    return embedder_for(settings)
 
 
 def _ranking(settings: Settings) -> dict[str, Any]:

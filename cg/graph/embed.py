@@ -95,6 +95,19 @@ def embedding_key(model: str, backend: str = "torch", precision: str = "fp32", m
     )
 
 
+def embedder_for(settings) -> Embedder:
+    """The embedder ``settings`` name (model, backend, precision, window, batch size, cache): index
+    and queries must use the same one, or their vectors come from different variants."""
+    return Embedder(
+        settings.model,
+        settings.cache_dir,
+        batch_size=settings.batch_size,
+        precision=settings.embed_precision,
+        max_tokens=settings.embed_max_tokens,
+        backend=settings.embed_backend,
+    )
+
+
 class Embedder:
     """Loads the model lazily: a run whose chunks are all cached never loads a model at all."""
 

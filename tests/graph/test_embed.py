@@ -202,7 +202,7 @@ def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from cg.config import ConfigError, load_settings
     from cg.graph.embed import EmbeddingError
 
-    (tmp_path / "cg.toml").write_text('embed_precision = "int8-mixed"\n')
+    (tmp_path / "cg.toml").write_text('embed_backend = "torch"\nembed_precision = "int8-mixed"\n')
     with pytest.raises(ConfigError, match="needs embed_backend = 'onnx'"):
         load_settings(tmp_path)
     monkeypatch.setenv("CG_EMBED_BACKEND", "onnx")
@@ -211,12 +211,20 @@ def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         Embedder(DEFAULT_MODEL, tmp_path, precision="int8-mixed")
 
 
-def test_embed_backend_is_a_checked_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_default_embedding_is_onnx_int8_mixed_and_torch_stays_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     from cg.config import ConfigError, load_settings
+    from cg.graph.embed import embedder_for
 
-    assert load_settings(tmp_path).embed_backend == "torch"
-    monkeypatch.setenv("CG_EMBED_BACKEND", "onnx")
-    assert load_settings(tmp_path).embed_backend == "onnx"
+    settings = load_settings(tmp_path)
+    assert (settings.embed_backend, settings.embed_precision) == ("onnx", "int8-mixed")
+    assert embedder_for(settings).cache_key == f"{DEFAULT_MODEL}|onnx|int8-mixed"
+    # naming the plain sentence-transformers path gives its own default precision, fp32
+    (tmp_path / "cg.toml").write_text('embed_backend = "torch"\n')
+    torch_settings = load_settings(tmp_path)
+    assert (torch_settings.embed_backend, torch_settings.embed_precision) == ("torch", "fp32")
+    assert embedder_for(torch_settings).cache_key == DEFAULT_MODEL
     (tmp_path / "cg.toml").write_text('embed_precision = "int4"\n')
     with pytest.raises(ConfigError, match="unknown embed_precision 'int4'"):
         load_settings(tmp_path)

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cg.config import load_settings
-from cg.graph.embed import Embedder
+from cg.graph.embed import Embedder, embedder_for
 from cg.graph.kuzu_store import KuzuStore
 from cg.ingest.pipeline import index_repository
 from tests.conftest import copy_shop
@@ -37,7 +37,7 @@ from tests.neo4j_env import BACKENDS, neo4j_settings
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
     settings = load_settings(Path.cwd())
-    return Embedder(settings.model, settings.cache_dir)
+    return embedder_for(settings)
 
 
 # jedi's per-file time budget turns answers into name-resolver fallbacks on a loaded machine: the

@@ -6,7 +6,7 @@ import pytest
 
 from cg.config import load_settings
 from cg.graph.backends import open_store
-from cg.graph.embed import Embedder
+from cg.graph.embed import embedder_for
 from cg.queries.expand import expand
 from cg.queries.explain import explain, trim_body
 from cg.queries.search import rrf, score_fusion, search
@@ -19,7 +19,7 @@ def ctx(indexed_shop):
     repo, _ = indexed_shop
     settings = load_settings(repo)
     store = open_store(settings, read_only=True)
-    yield store, Embedder(settings.model, settings.cache_dir)
+    yield store, embedder_for(settings)
     store.close()
 
 
