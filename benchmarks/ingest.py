@@ -91,6 +91,14 @@ def ast_baseline(repo: Path) -> tuple[int, float]:
     return defs, time.perf_counter() - started
 
 
+def _model_line() -> str:
+    """The embedding variant a default `cg index` uses, from cg's own settings."""
+    from cg.config import load_settings
+
+    settings = load_settings(ROOT)
+    return f"{settings.model} on {settings.embed_backend} ({settings.embed_precision}), CPU"
+
+
 def main() -> None:
     repos = [("examples/shop", ROOT / "examples" / "shop")]
     for name, version in PROJECTS:
@@ -114,8 +122,9 @@ def main() -> None:
         machine_line(),
         "",
         "Each run is `cg index --rebuild --json` in its own process on the embedded (Kùzu) store; cold = empty",
-        "embedding cache, warm = the same content again (all embeddings from the cache). Model: all-MiniLM-L6-v2",
-        "on torch, CPU. Peak MB = the indexing process's own peak RSS (torch and the model included).",
+        "embedding cache, warm = the same content again (all embeddings from the cache). Model: "
+        + _model_line()
+        + ". Peak MB = the indexing process's own peak RSS (the model's runtime included).",
         "",
         "| project | files | definitions | edges | calls resolved | run | parse s | jedi s | resolve s | embed s "
         "| write s | total s | texts/s embedded | peak MB |",

@@ -67,6 +67,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+_DEFAULTS = load_settings(ROOT)
+MODEL_LINE = f"{_DEFAULTS.model} on {_DEFAULTS.embed_backend} ({_DEFAULTS.embed_precision}), CPU"
+
+
 def measure(repo: Path, backend: str, questions: list[str]) -> dict:
     settings = load_settings(repo, backend=backend)
     store = open_store(settings, read_only=True, must_exist=True)
@@ -159,7 +163,7 @@ def main() -> None:
         f"Warm process, {ROUNDS} timed rounds after one warm-up round; per round every question is explained",
         "(its embedding computed by the model, not taken from the cache), impact runs on each question's first",
         "seed and path from the flow's first entry point to that seed. Defaults: depth 2, fan-out 6, budget",
-        "6000 tokens. Model: all-MiniLM-L6-v2 on torch, CPU; model load is timed apart and is not in any answer.",
+        f"6000 tokens. Model: {MODEL_LINE}; model load is timed apart and is not in any answer.",
         "Explain includes embedding the question with the model; the query-embedding columns show that part.",
         f"Load average (1 min) at the start and the end of the run: {load[0]:.1f} and {os.getloadavg()[0]:.1f}",
         f"on {os.cpu_count()} cores; a p95 far above the p50 is mostly time spent waiting for a core.",
