@@ -211,15 +211,13 @@ def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         Embedder(DEFAULT_MODEL, tmp_path, precision="int8-mixed")
 
 
-def test_the_default_embedding_is_onnx_int8_mixed_and_torch_stays_an_option(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+def test_the_default_embedding_is_onnx_int8_and_torch_stays_an_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from cg.config import ConfigError, load_settings
     from cg.graph.embed import embedder_for
 
     settings = load_settings(tmp_path)
-    assert (settings.embed_backend, settings.embed_precision) == ("onnx", "int8-mixed")
-    assert embedder_for(settings).cache_key == f"{DEFAULT_MODEL}|onnx|int8-mixed"
+    assert (settings.embed_backend, settings.embed_precision) == ("onnx", "int8")
+    assert embedder_for(settings).cache_key == f"{DEFAULT_MODEL}|onnx|int8"
     # naming the plain sentence-transformers path gives its own default precision, fp32
     (tmp_path / "cg.toml").write_text('embed_backend = "torch"\n')
     torch_settings = load_settings(tmp_path)
