@@ -119,12 +119,17 @@ def test_query_without_index_is_one_line(tmp_path: Path):
 
 def test_reindex_is_stable_and_uses_the_cache(indexed_shop):
     repo, _ = indexed_shop
+    calls = "MATCH (a:Symbol)-[c:CALLS]->(b) RETURN a.id, b.id, c.line, c.resolved_by ORDER BY a.id, b.id, c.line"
     again = json.loads(cg_command("index", str(repo), "--json").stdout)
     assert again["mode"] == "incremental" and again["changed"] == again["added"] == again["removed_files"] == 0
     assert again["embedded"] == 0 and again["embed_cached"] == 0  # nothing changed: nothing to embed at all
+    before = cg_command("cypher", calls, "--repo", str(repo)).stdout.splitlines()
     full = json.loads(cg_command("index", str(repo), "--full", "--json").stdout)
     assert full["mode"] == "full" and full["embedded"] == 0  # a rebuild takes every vector from the cache
     assert full["embed_cached"] >= full["symbols"] + full["chunks"]
+    after = cg_command("cypher", calls, "--repo", str(repo)).stdout.splitlines()
+    # edge by edge, so that a difference (jedi answering a site differently) names the site
+    assert sorted(set(after) - set(before)) == sorted(set(before) - set(after)) == [], (full["jedi_timed_out"],)
     assert (full["symbols"], full["edges"]) == (again["symbols"], again["edges"])
 
 
