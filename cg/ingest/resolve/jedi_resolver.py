@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -66,9 +67,50 @@ _ENVIRONMENT = None
 _ROOT: Path | None = None
 
 
+_CACHE_SLOT: str | None = None  # this process's own jedi cache folder, held (locked) for its life
+
+
+def _own_cache_directory(default: str) -> str:
+    """A jedi cache folder this process holds alone, under jedi's default one.
+
+    jedi keeps parsed modules (parso pickles) in one cache folder per user. Two workers filling a
+    cold cache at the same time read each other's half-written entries, and jedi then answers some
+    call sites differently from run to run: three cold runs of the test fixture with two workers
+    answered 657 to 658 of its sites, and one worker or a warm cache answered 662 every time. Each
+    process takes the first free slot (``cg-slot-N``, an exclusive ``flock`` on its lock file, released
+    when the process ends), so no two write the same folder and a slot stays warm across runs."""
+    global _CACHE_SLOT
+    if _CACHE_SLOT is not None:
+        return _CACHE_SLOT
+    try:
+        import fcntl
+    except ImportError:  # no flock: a private folder, cold each run but never shared
+        _CACHE_SLOT = tempfile.mkdtemp(prefix="cg-jedi-")
+        return _CACHE_SLOT
+    for index in range(256):
+        folder = Path(default) / f"cg-slot-{index}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = os.open(folder / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+        except OSError:
+            break
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(handle)
+            continue
+        _CACHE_SLOT = str(folder)  # the handle stays open: the lock lasts as long as the process
+        return _CACHE_SLOT
+    _CACHE_SLOT = tempfile.mkdtemp(prefix="cg-jedi-")
+    return _CACHE_SLOT
+
+
 def _init_worker(root: str) -> None:
     global _PROJECT, _ENVIRONMENT, _ROOT
     import jedi
+
+    if _CACHE_SLOT is None:
+        jedi.settings.cache_directory = _own_cache_directory(jedi.settings.cache_directory)
 
     # the worker's own interpreter answers questions about compiled (stdlib) modules: no extra
     # subprocess per worker, nothing of the indexed project is imported
