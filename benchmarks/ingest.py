@@ -29,7 +29,7 @@ DATA = HERE / "data"
 PROJECTS = [("requests", "2.32.3"), ("click", "8.1.7")]
 
 sys.path.insert(0, str(HERE))
-from results import machine_line, write_section  # noqa: E402
+from results import machine_line, model_line, write_section  # noqa: E402
 
 
 def fetch_sdist(name: str, version: str) -> Path:
@@ -91,14 +91,6 @@ def ast_baseline(repo: Path) -> tuple[int, float]:
     return defs, time.perf_counter() - started
 
 
-def _model_line() -> str:
-    """The embedding variant a default `cg index` uses, from cg's own settings."""
-    from cg.config import load_settings
-
-    settings = load_settings(ROOT)
-    return f"{settings.model} on {settings.embed_backend} ({settings.embed_precision}), CPU"
-
-
 def main() -> None:
     repos = [("examples/shop", ROOT / "examples" / "shop")]
     for name, version in PROJECTS:
@@ -123,7 +115,7 @@ def main() -> None:
         "",
         "Each run is `cg index --rebuild --json` in its own process on the embedded (Kùzu) store; cold = empty",
         "embedding cache, warm = the same content again (all embeddings from the cache). Model: "
-        + _model_line()
+        + model_line()
         + ". Peak MB = the indexing process's own peak RSS (the model's runtime included).",
         "",
         "| project | files | definitions | edges | calls resolved | run | parse s | jedi s | resolve s | embed s "

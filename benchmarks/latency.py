@@ -27,12 +27,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from ingest import fetch_sdist  # noqa: E402
-from results import machine_line, write_section  # noqa: E402
+from results import machine_line, model_line, write_section  # noqa: E402
 
-from cg.cli import _embedder, _quiet_model_loading, _ranking  # noqa: E402
+from cg.cli import _quiet_model_loading, _ranking  # noqa: E402
 from cg.config import load_settings  # noqa: E402
 from cg.graph.backends import open_store  # noqa: E402
-from cg.graph.embed import EmbeddingCache  # noqa: E402
+from cg.graph.embed import EmbeddingCache, embedder_for  # noqa: E402
 from cg.queries.explain import explain  # noqa: E402
 from cg.queries.impact import impact  # noqa: E402
 from cg.queries.paths import call_paths  # noqa: E402
@@ -67,16 +67,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-_DEFAULTS = load_settings(ROOT)
-MODEL_LINE = f"{_DEFAULTS.model} on {_DEFAULTS.embed_backend} ({_DEFAULTS.embed_precision}), CPU"
-
-
 def measure(repo: Path, backend: str, questions: list[str]) -> dict:
     settings = load_settings(repo, backend=backend)
     store = open_store(settings, read_only=True, must_exist=True)
     scratch = Path(tempfile.mkdtemp(prefix="cg-latency-cache-"))
     try:
-        embedder = _embedder(settings)
+        embedder = embedder_for(settings)
         embedder.cache = EmbeddingCache(scratch / "load.sqlite")
         started = time.perf_counter()
         embedder.embed(["warm up"])  # the model load (and one inference), timed on its own
@@ -163,7 +159,7 @@ def main() -> None:
         f"Warm process, {ROUNDS} timed rounds after one warm-up round; per round every question is explained",
         "(its embedding computed by the model, not taken from the cache), impact runs on each question's first",
         "seed and path from the flow's first entry point to that seed. Defaults: depth 2, fan-out 6, budget",
-        f"6000 tokens. Model: {MODEL_LINE}; model load is timed apart and is not in any answer.",
+        f"6000 tokens. Model: {model_line()}; model load is timed apart and is not in any answer.",
         "Explain includes embedding the question with the model; the query-embedding columns show that part.",
         f"Load average (1 min) at the start and the end of the run: {load[0]:.1f} and {os.getloadavg()[0]:.1f}",
         f"on {os.cpu_count()} cores; a p95 far above the p50 is mostly time spent waiting for a core.",

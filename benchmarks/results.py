@@ -13,6 +13,14 @@ RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = "# Benchmark results\n\nWritten by the scripts in this folder; never edited by hand.\n"
 
 
+def model_line() -> str:
+    """The embedding variant a default `cg index` uses, from cg's own settings."""
+    from cg.config import load_settings
+
+    settings = load_settings(Path(__file__).resolve().parent.parent)
+    return f"{settings.model} on {settings.embed_backend} ({settings.embed_precision}), CPU"
+
+
 def machine_line() -> str:
     cpu = "unknown CPU"
     try:

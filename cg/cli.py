@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from cg.config import ConfigError, Settings, find_repo, load_settings
-from cg.graph.embed import Embedder, EmbeddingError, embedder_for
+from cg.graph.embed import EmbeddingError, embedder_for
 from cg.graph.store import StoreError
 from cg.ingest.git import GitError
 
@@ -55,10 +55,6 @@ def _settings(repo: Path | None, backend: str | None, **overrides: Any) -> Setti
     else:
         root = find_repo(Path.cwd())
     return load_settings(root, backend=backend, **overrides)
-
-
-def _embedder(settings: Settings) -> Embedder:
-    return embedder_for(settings)
 
 
 def _ranking(settings: Settings) -> dict[str, Any]:
@@ -153,7 +149,7 @@ def index(
             if full:
                 store.reset()
             progress = _RichProgress() if sys.stderr.isatty() and not as_json else None
-            summary = index_repository(settings, store, _embedder(settings), progress, full=full, since=since)
+            summary = index_repository(settings, store, embedder_for(settings), progress, full=full, since=since)
         finally:
             store.close()
         if as_json:
@@ -243,7 +239,7 @@ def search_cmd(
     with _errors():
         settings, store = _query_context(repo, backend)
         try:
-            embedder = _embedder(settings)
+            embedder = embedder_for(settings)
             if docs:
                 found = by_question(store, query, embedder.embed([query])[0], limit)
             else:
@@ -306,7 +302,7 @@ def explain_cmd(
         try:
             result = explain(
                 store,
-                _embedder(settings),
+                embedder_for(settings),
                 query,
                 seeds=seeds,
                 depth=settings.depth if depth is None else depth,
@@ -536,7 +532,7 @@ def eval_cmd(
         try:
             report = evaluate(
                 store,
-                _embedder(settings),
+                embedder_for(settings),
                 items,
                 mode,
                 **_ranking(settings),

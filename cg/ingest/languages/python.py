@@ -284,6 +284,14 @@ class _Walker:
                     line, column = _name_position(value)
                     self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
 
+    def unique_id(self, scope_path: str) -> str:
+        """The symbol id for ``scope_path``. A redefinition (a property's setter, an @overload, a def
+        under `if`) keeps its qualname but gets its own id: the second `Response.encoding` is
+        `...::Response.encoding~2`."""
+        sid = symbol_id(self.record.path, scope_path)
+        self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
+        return sid if self.seen_ids[sid] == 1 else f"{sid}~{self.seen_ids[sid]}"
+
     def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> None:
         parent = stack[-1]
         name = _text(node.child_by_field_name("name")) or "<anonymous>"
@@ -295,12 +303,7 @@ class _Walker:
         else:
             kind = "function"
         scope_path = f"{parent.scope_path}.{name}" if parent.scope_path else name
-        sid = symbol_id(self.record.path, scope_path)
-        # a redefinition (a property's setter, an @overload, a def under `if`) keeps its qualname but
-        # gets its own id: the second `Response.encoding` is `...::Response.encoding~2`
-        self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
-        if self.seen_ids[sid] > 1:
-            sid = f"{sid}~{self.seen_ids[sid]}"
+        sid = self.unique_id(scope_path)
         human = (*parent.human, f"{kind} {name}")
         body = node.child_by_field_name("body")
         start_row = _leading_comment_start(outer)
@@ -382,10 +385,7 @@ class _Walker:
         name = _text(left) if left is not None and left.type == "identifier" else ""
         if not _CONSTANT.fullmatch(name) or (name.startswith("__") and name.endswith("__")):
             return
-        sid = symbol_id(self.record.path, name)
-        self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
-        if self.seen_ids[sid] > 1:
-            sid = f"{sid}~{self.seen_ids[sid]}"
+        sid = self.unique_id(name)
         start_row, end_row = _leading_comment_start(statement), statement.end_point[0]
         comment = [line.strip().lstrip("#").strip() for line in self.lines[start_row : left.start_point[0]]]
         first = self.lines[statement.start_point[0]].strip()

@@ -109,8 +109,7 @@ def _init_worker(root: str) -> None:
     global _PROJECT, _ENVIRONMENT, _ROOT
     import jedi
 
-    if _CACHE_SLOT is None:
-        jedi.settings.cache_directory = _own_cache_directory(jedi.settings.cache_directory)
+    jedi.settings.cache_directory = _own_cache_directory(jedi.settings.cache_directory)
 
     # the worker's own interpreter answers questions about compiled (stdlib) modules: no extra
     # subprocess per worker, nothing of the indexed project is imported
