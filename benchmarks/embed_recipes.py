@@ -1,4 +1,4 @@
-"""Which int8 recipe the ONNX backend uses (cg/graph/embed_onnx.py), measured: dynamic quantization with
+"""Which int8 recipe the ONNX backend uses (cg/embed/onnx.py), measured: dynamic quantization with
 per-tensor weight scales, per-channel scales (cg's recipe), per-channel with ``reduce_range``, and
 per-channel with the FFN output projections kept in fp32, against the fp32 export, torch fp32 and
 torch's own dynamic int8. Each path embeds the same definitions (every function and class of cg/
@@ -22,8 +22,8 @@ sys.path.insert(0, str(HERE))
 from results import machine_line, write_section  # noqa: E402
 from retrieval import ROUNDS, speed_and_agreement  # noqa: E402
 
-from cg.graph.embed import DEFAULT_MODEL, Embedder, resolve_model_path  # noqa: E402
-from cg.graph.embed_onnx import OnnxEncoder, ensure_export, ffn_output_nodes, quantize  # noqa: E402
+from cg.embed import DEFAULT_MODEL, Embedder, resolve_model_path  # noqa: E402
+from cg.embed.onnx import OnnxEncoder, ensure_export, ffn_output_nodes, quantize  # noqa: E402
 
 LIMIT = 400
 

@@ -40,7 +40,7 @@ from ingest import fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
-from cg.graph.embed import embedder_for  # noqa: E402
+from cg.embed import embedder_for  # noqa: E402
 from cg.graph.kuzu_store import KuzuStore  # noqa: E402
 from cg.ingest.pipeline import index_repository  # noqa: E402
 

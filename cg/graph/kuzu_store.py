@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from cg.graph.model import CommitRecord, DocSection, Edge, External
 from cg.graph.store import (
     SCHEMA_VERSION,
     SUMMARY_FIELDS,
@@ -31,6 +30,7 @@ from cg.graph.store import (
     grouped,
     touching_by_symbol,
 )
+from cg.model import CommitRecord, DocSection, Edge, External
 
 _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "Commit": "commit_fts"}
 _LABELS = ("Symbol", "Chunk", "Doc", "Commit")

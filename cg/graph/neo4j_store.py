@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from cg.config import Settings
-from cg.graph.model import CommitRecord, DocSection, Edge, External
 from cg.graph.store import (
     SCHEMA_VERSION,
     SUMMARY_FIELDS,
@@ -33,6 +32,7 @@ from cg.graph.store import (
     grouped,
     touching_by_symbol,
 )
+from cg.model import CommitRecord, DocSection, Edge, External
 
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",

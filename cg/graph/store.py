@@ -12,7 +12,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from cg.graph.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
+from cg.errors import CgError
+from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
 
 # Bumped whenever the tables or what the extractors emit change (6: Python module constants): an index
 # from an older cg is rebuilt by `cg index` (it is derived data, and the embedding cache makes the
@@ -62,7 +63,7 @@ def edge_row(e: Edge) -> dict[str, Any]:
     }
 
 
-class StoreError(RuntimeError):
+class StoreError(CgError, RuntimeError):
     """A storage failure a user can act on (server down, bad Cypher): a one-line message."""
 
 

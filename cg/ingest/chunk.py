@@ -26,20 +26,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from cg.graph.model import Chunk, FileExtraction, ImportRecord, Symbol
+from cg.embed import approx_tokens
 from cg.ingest.languages import comment_marker
 from cg.lexical import analyze_text
+from cg.model import Chunk, FileExtraction, ImportRecord, Symbol
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NAME_BOOST = 3
 DEFAULT_BUDGET = 256
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
-
-
-def approx_tokens(texts: Sequence[str]) -> list[int]:
-    """A tokenizer-free estimate (about 3.5 characters per WordPiece token of code)."""
-    return [max(1, int(len(t) / 3.5)) for t in texts]
 
 
 @dataclass

@@ -19,8 +19,8 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from cg.graph.model import DocSection, Symbol
 from cg.lexical import analyze_text
+from cg.model import DocSection, Symbol
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

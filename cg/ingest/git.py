@@ -14,8 +14,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cg.errors import CgError
 
-class GitError(RuntimeError):
+
+class GitError(CgError, RuntimeError):
     """A git command the user asked for failed (a bad ``--since`` revision): one line."""
 
 

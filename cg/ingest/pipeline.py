@@ -19,8 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cg.config import Settings
-from cg.graph.embed import Embedder, content_hash
-from cg.graph.model import CommitRecord, Edge, External, FileExtraction, FileRecord
+from cg.embed import Embedder, content_hash
 from cg.graph.store import SCHEMA_VERSION, FileWrite, GraphStore
 from cg.ingest import git
 from cg.ingest.chunk import chunk_file
@@ -41,6 +40,7 @@ from cg.ingest.state import (
 )
 from cg.ingest.walk import DOC_LANGUAGES, WalkReport, file_kind, language_for, module_name, walk
 from cg.lexical import analyze_text
+from cg.model import CommitRecord, Edge, External, FileExtraction, FileRecord
 
 
 class Progress(Protocol):

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cg.config import Settings
-from cg.graph.embed import embedding_key
-from cg.graph.model import CommitRecord, DocSection, Edge, External, FileExtraction
+from cg.embed import embedding_key
 from cg.graph.store import SCHEMA_VERSION
+from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction
 
 # Bumped whenever extraction, resolution or the stored schema changes what a file yields.
 STATE_VERSION = "1"

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cg.graph.embed import Embedder
+from cg.embed import Embedder
+from cg.errors import CgError
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
 from cg.queries.expand import expand
@@ -39,7 +40,7 @@ GRAPH_HEAD = 5
 GRAPH_FANOUT = 3
 
 
-class QuestionFileError(ValueError):
+class QuestionFileError(CgError, ValueError):
     """The question file is missing or malformed: a one-line message."""
 
 

@@ -10,8 +10,7 @@ from typing import Any
 
 from cg.graph.store import CallRow, GraphStore
 from cg.ingest.walk import is_test_path
-
-_RESOLUTION_ORDER = {"jedi": 0, "import": 1, "name": 2, "unique": 3, "ambiguous": 9, "unresolved": 9}
+from cg.model import edge_rank
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,7 @@ class Step:
 
 def _priority(row: CallRow) -> tuple:
     test = is_test_path(row.other.get("path") or "")
-    return (row.other_label != "Symbol", test, _RESOLUTION_ORDER.get(row.resolved_by, 4), row.line, row.other["id"])
+    return (row.other_label != "Symbol", test, edge_rank(row.resolved_by), row.line, row.other["id"])
 
 
 def expand(
@@ -69,11 +68,6 @@ def expand(
                     next_frontier.append(other)
         frontier = next_frontier
     return steps
-
-
-def precision(resolved_by: str) -> int:
-    """Lower is more precise: jedi, then import-scoped matching, then bare-name matching."""
-    return _RESOLUTION_ORDER.get(resolved_by, 4)
 
 
 def _class_closure(store: GraphStore, class_ids: list[str], direction: str, limit: int = 200) -> dict[str, str]:

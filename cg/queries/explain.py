@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cg.graph.embed import Embedder
+from cg.embed import Embedder
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
 from cg.lexical import analyze_query

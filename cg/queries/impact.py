@@ -21,7 +21,8 @@ from typing import Any
 
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
-from cg.queries.expand import precision, related_methods
+from cg.model import edge_rank
+from cg.queries.expand import related_methods
 from cg.queries.lookup import citation, is_test_function, short_id
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
@@ -88,7 +89,7 @@ class Impact:
 
 
 def _rank(a: Affected) -> tuple:
-    return (a.depth, precision(a.weakest), a.node.get("path") or "", a.line)
+    return (a.depth, edge_rank(a.weakest), a.node.get("path") or "", a.line)
 
 
 def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
@@ -114,10 +115,10 @@ def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
                 continue
             resolved = _DISPATCH if row.dst != target and weakest.get(row.dst) == _DISPATCH and level == 1 else ""
             resolved = resolved or row.resolved_by
-            worst = max(resolved, weakest[row.dst], key=precision)
+            worst = max(resolved, weakest[row.dst], key=edge_rank)
             candidate = Affected(row.other, level, row.dst, row.line, resolved, worst)
             current = best.get(row.src)
-            if current is None or (precision(worst), row.line) < (precision(current.weakest), current.line):
+            if current is None or (edge_rank(worst), row.line) < (edge_rank(current.weakest), current.line):
                 best[row.src] = candidate
         reached.update(best)
         for sid, a in best.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cg.errors import CgError
 from cg.graph.store import GraphStore
 from cg.ingest.walk import is_test_path
 
@@ -29,7 +30,7 @@ def is_test_function(node: dict[str, Any]) -> bool:
     return is_test_path(node.get("path") or "") and (node.get("name") or "").startswith("test")
 
 
-class SymbolLookupError(ValueError):
+class SymbolLookupError(CgError, ValueError):
     """The reference names no definition, or more than one: the message says which."""
 
 

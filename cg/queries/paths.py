@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cg.graph.store import CallRow, GraphStore
-from cg.queries.expand import precision
+from cg.model import edge_rank
 from cg.queries.lookup import citation
 
 MAX_NODES = 20000
@@ -80,7 +80,7 @@ def call_paths(
         if here == dst:
             found.append(CallPath([summaries[n] for n in trail], hops))
             continue
-        for row in sorted(into.get(here, []), key=lambda r: (precision(r.resolved_by), r.line)):
+        for row in sorted(into.get(here, []), key=lambda r: (edge_rank(r.resolved_by), r.line)):
             nxt_node = row.dst
             if nxt_node in trail or nxt_node not in distance:
                 continue
@@ -90,7 +90,7 @@ def call_paths(
             hop = Hop(here, nxt_node, row.line, row.resolved_by)
             heapq.heappush(
                 queue,
-                (length + distance[nxt_node], cost + precision(row.resolved_by), [*trail, nxt_node], [*hops, hop]),
+                (length + distance[nxt_node], cost + edge_rank(row.resolved_by), [*trail, nxt_node], [*hops, hop]),
             )
     return found
 

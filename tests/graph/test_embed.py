@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cg.graph.embed import DEFAULT_MODEL, Embedder, EmbeddingCache, EmbeddingError, resolve_model_path
+from cg.embed import DEFAULT_MODEL, Embedder, EmbeddingCache, EmbeddingError, resolve_model_path
 
 
 def test_default_model_resolves_inside_site_packages():
@@ -30,7 +30,7 @@ def test_variants_have_their_own_cache_keys(tmp_path: Path):
 def test_cached_texts_are_never_embedded_again(tmp_path: Path):
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     vector = np.arange(4, dtype=np.float32)
-    from cg.graph.embed import content_hash
+    from cg.embed import content_hash
 
     cache.put_many("some-model", {content_hash("def charge(): ..."): vector})
     embedder = Embedder("some-model", tmp_path)  # a model that does not exist: it must not be loaded
@@ -56,7 +56,7 @@ def _definitions() -> list[str]:
     import ast
 
     texts = []
-    files = sorted((ROOT / "examples" / "shop" / "shop").rglob("*.py")) + [ROOT / "cg" / "graph" / "embed.py"]
+    files = sorted((ROOT / "examples" / "shop" / "shop").rglob("*.py")) + [ROOT / "cg" / "embed" / "__init__.py"]
     for path in files:
         source = path.read_text("utf-8")
         for node in ast.walk(ast.parse(source)):
@@ -112,7 +112,7 @@ def test_onnx_vectors_do_not_depend_on_batch_composition(exports: Path, precisio
 
 def test_onnx_batches_with_padding_match_single_runs(exports: Path):
     """The exported graph honours the attention mask (texts of different lengths in one run)."""
-    from cg.graph.embed_onnx import OnnxEncoder
+    from cg.embed.onnx import OnnxEncoder
 
     encoder = Embedder(DEFAULT_MODEL, exports, backend="onnx")._onnx_encoder()
     assert isinstance(encoder, OnnxEncoder)
@@ -167,7 +167,7 @@ def test_the_export_is_announced_once_and_then_cached(tmp_path: Path, exports: P
 def test_the_onnx_path_never_imports_torch(exports: Path):
     Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8").encode(["warm"])  # export made
     script = (
-        "import sys\nfrom pathlib import Path\nfrom cg.graph.embed import Embedder\n"
+        "import sys\nfrom pathlib import Path\nfrom cg.embed import Embedder\n"
         f"e = Embedder('{DEFAULT_MODEL}', Path(sys.argv[1]), backend='onnx', precision='int8')\n"
         "e.token_counter()(['def pay(): ...'])\nassert e.encode(['def pay(): ...']).shape == (1, 384)\n"
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
@@ -200,7 +200,7 @@ def test_onnx_int8_mixed_keeps_closer_to_fp32_than_full_int8(vectors: dict[str, 
 
 def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from cg.config import ConfigError, load_settings
-    from cg.graph.embed import EmbeddingError
+    from cg.embed import EmbeddingError
 
     (tmp_path / "cg.toml").write_text('embed_backend = "torch"\nembed_precision = "int8-mixed"\n')
     with pytest.raises(ConfigError, match="needs embed_backend = 'onnx'"):
@@ -213,7 +213,7 @@ def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_the_default_embedding_is_onnx_int8_and_torch_stays_an_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from cg.config import ConfigError, load_settings
-    from cg.graph.embed import embedder_for
+    from cg.embed import embedder_for
 
     settings = load_settings(tmp_path)
     assert (settings.embed_backend, settings.embed_precision) == ("onnx", "int8")

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from cg.graph.model import Chunk, Edge, External, FileRecord, Symbol
 from cg.graph.store import FileWrite, StoreError
 from cg.lexical import analyze_text
+from cg.model import Chunk, Edge, External, FileRecord, Symbol
 
 DIM = 8
 
@@ -238,7 +238,7 @@ def test_delete_edges_and_prune_externals(store_factory):
 
 
 def test_docs_mentions_commits_and_touches(store_factory):
-    from cg.graph.model import CommitRecord, DocSection
+    from cg.model import CommitRecord, DocSection
 
     store = store_factory()
     populate(store)

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cg.graph.model import FileExtraction, FileRecord
 from cg.ingest.languages.python import PythonExtractor
 from cg.ingest.walk import WalkReport, git_blob_sha, is_test_path, module_name, walk
+from cg.model import FileExtraction, FileRecord
 
 SHOP = Path(__file__).resolve().parents[2] / "examples" / "shop"
 

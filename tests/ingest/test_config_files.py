@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cg.graph.model import FileRecord
 from cg.ingest.chunk import chunk_file
 from cg.ingest.languages import Extractors
 from cg.ingest.walk import WalkReport, detect_language, git_blob_sha, walk
+from cg.model import FileRecord
 
 POLYGLOT = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot"
 

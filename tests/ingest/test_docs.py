@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cg.graph.model import Symbol
 from cg.ingest.docs import MentionIndex, split_document
+from cg.model import Symbol
 
 RUNBOOK = """Operations notes for the billing service.
 

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cg.config import load_settings
-from cg.graph.embed import Embedder, embedder_for
+from cg.embed import Embedder, embedder_for
 from cg.graph.kuzu_store import KuzuStore
 from cg.ingest.pipeline import index_repository
 from tests.conftest import copy_shop

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cg.config import load_settings
-from cg.graph.model import Edge, FileExtraction, Symbol
 from cg.ingest.pipeline import extract_repository, resolve_extractions
+from cg.model import Edge, FileExtraction, Symbol
 
 POLYGLOT = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot"
 GO = "payments-go/internal"

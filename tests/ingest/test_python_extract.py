@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cg.graph.model import ImportRecord
 from cg.ingest.chunk import chunk_symbols
+from cg.model import ImportRecord
 
 from .helpers import extract_file, extract_source
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cg.config import load_settings
+from cg.embed import embedder_for
 from cg.graph.backends import open_store
-from cg.graph.embed import embedder_for
 from cg.queries.expand import expand
 from cg.queries.explain import explain, trim_body
 from cg.queries.search import rrf, score_fusion, search

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Protocol
 
-from cg.graph.model import FileExtraction, FileRecord
+from cg.model import FileExtraction, FileRecord
 
 # The comment marker of each language, for generated lines (markers, doc lines); "//" otherwise.
 COMMENT_MARKERS = {"python": "#", "yaml": "#", "toml": "#", "dockerfile": "#", "sql": "--"}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from tree_sitter import Language, Node, Parser
 
-from cg.graph.model import BaseRef, CallSite, FileExtraction, FileRecord, ImportRecord, Symbol, TypedName, symbol_id
+from cg.model import BaseRef, CallSite, FileExtraction, FileRecord, ImportRecord, Symbol, TypedName, symbol_id
 
 # Kinds whose members are methods and whose big bodies become skeleton chunks.
 CONTAINER_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cg.graph.model import FileExtraction, FileRecord, Symbol, symbol_id
 from cg.ingest.languages import comment_marker
 from cg.ingest.languages.base import module_text
+from cg.model import FileExtraction, FileRecord, Symbol, symbol_id
 
 _YAML_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#:'"{}\[\],&*!|>%@`-][^:#]*?))\s*:(?:\s|$)""")
 _TOML_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")

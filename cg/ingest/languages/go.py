@@ -8,8 +8,8 @@ from __future__ import annotations
 import tree_sitter_go
 from tree_sitter import Language, Node
 
-from cg.graph.model import FileRecord, TypedName
 from cg.ingest.languages.base import Context, Def, Scope, Spec, TreeSitterExtractor, base_ref, import_record, node_text
+from cg.model import FileRecord, TypedName
 
 BUILTINS = frozenset(
     "append cap clear close complex copy delete imag len make max min new panic print println real recover "

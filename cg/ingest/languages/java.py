@@ -7,8 +7,8 @@ from __future__ import annotations
 import tree_sitter_java
 from tree_sitter import Language, Node
 
-from cg.graph.model import FileRecord, TypedName
 from cg.ingest.languages.base import Context, Def, Scope, Spec, TreeSitterExtractor, base_ref, import_record, node_text
+from cg.model import FileRecord, TypedName
 
 # java.lang and common receivers that need no import: a call on them is a library call.
 BUILTINS = frozenset(

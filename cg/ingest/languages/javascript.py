@@ -7,7 +7,6 @@ from __future__ import annotations
 import tree_sitter_javascript
 from tree_sitter import Language, Node
 
-from cg.graph.model import TypedName
 from cg.ingest.languages.base import (
     Context,
     Def,
@@ -19,6 +18,7 @@ from cg.ingest.languages.base import (
     node_text,
     string_value,
 )
+from cg.model import TypedName
 
 FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 # Globals and builtins a call may name without an import: an External, never an in-repo guess.

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, replace
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
-from cg.graph.model import (
+from cg.ingest.languages.base import first_error_line, module_text
+from cg.ingest.languages.base import node_text as _text
+from cg.model import (
     AttributeRead,
     BaseRef,
     CallSite,
@@ -26,8 +28,6 @@ from cg.graph.model import (
     TypedName,
     symbol_id,
 )
-from cg.ingest.languages.base import first_error_line, module_text
-from cg.ingest.languages.base import node_text as _text
 
 PY_LANGUAGE = Language(tree_sitter_python.language())
 DEF_TYPES = {"function_definition", "class_definition"}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import tree_sitter_rust
 from tree_sitter import Language, Node
 
-from cg.graph.model import BaseRef, FileRecord, TypedName
 from cg.ingest.languages.base import Context, Def, Scope, Spec, TreeSitterExtractor, import_record, node_text
+from cg.model import BaseRef, FileRecord, TypedName
 
 # The prelude and std macros-as-functions a call may name without a `use`.
 BUILTINS = frozenset(

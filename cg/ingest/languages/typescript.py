@@ -7,11 +7,11 @@ from __future__ import annotations
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser
 
-from cg.graph.model import FileExtraction, FileRecord, TypedName
 from cg.ingest.languages.base import Context, Def, Scope, Spec, base_ref, node_text
 from cg.ingest.languages.javascript import DEFINITIONS as JS_DEFINITIONS
 from cg.ingest.languages.javascript import SPEC as JS_SPEC
 from cg.ingest.languages.javascript import JavaScriptExtractor
+from cg.model import FileExtraction, FileRecord, TypedName
 
 DEFINITIONS = {
     **JS_DEFINITIONS,

@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cg.graph.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, Symbol
 from cg.ingest.languages.base import CONTAINER_KINDS, RETURN
 from cg.ingest.languages.go import BUILTINS as GO_BUILTINS
 from cg.ingest.languages.java import BUILTINS as JAVA_BUILTINS
@@ -31,6 +30,7 @@ from cg.ingest.languages.javascript import GLOBALS as JS_GLOBALS
 from cg.ingest.languages.rust import BUILTINS as RUST_BUILTINS
 from cg.ingest.languages.rust import crate_module
 from cg.ingest.resolve.names import PUBLIC_RESOLUTION, EdgeSink
+from cg.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, Symbol
 
 BUILTINS = {
     "javascript": JS_GLOBALS,

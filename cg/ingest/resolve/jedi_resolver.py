@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from cg.graph.model import FileExtraction
+from cg.model import FileExtraction
 
 # (line, column) -> answers; an answer is
 # (full_name, repo-relative path or "", line of the name, type, name)

@@ -16,7 +16,8 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from cg.graph.model import (
+from cg.ingest.resolve.jedi_resolver import JediResults
+from cg.model import (
     CallSite,
     Edge,
     External,
@@ -25,7 +26,6 @@ from cg.graph.model import (
     Symbol,
     symbol_id,
 )
-from cg.ingest.resolve.jedi_resolver import JediResults
 
 BUILTINS = frozenset(dir(builtins))
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Type|ClassVar|Final|Annotated)\[(.*)\]$")

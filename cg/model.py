@@ -8,6 +8,7 @@ between its definitions) is ``<path>::<module>``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 MODULE_MARKER = "<module>"
 
@@ -81,6 +82,75 @@ class External:
     resolved: bool = True
 
 
+class ResolvedBy(StrEnum):
+    """How an edge's target was found: the one vocabulary ingest writes and queries rank by.
+
+    A ``StrEnum``, so the stored property is the plain word (``c.resolved_by = 'jedi'`` in Cypher) and
+    a value read back from either store compares equal to its member. ``confidence`` is the default
+    weight of each way: a resolver may lower it on one edge (a name found through a type annotation is
+    less sure than one found in scope) but never raise it, and queries order edges by ``rank`` (the
+    most trusted first), so a call jedi proved outranks one matched by a unique name.
+    """
+
+    JEDI = "jedi"  # jedi's goto/infer followed the call to a definition
+    IMPORT = "import"  # the name is imported, the import says from where
+    NAME = "name"  # scope, self/cls, a builtin, a type annotation or a package: a named resolution
+    SATISFIES = "satisfies"  # a Go method reached through an interface the receiver type satisfies
+    UNIQUE = "unique"  # the only definition of that name in the repository (a guess, marked as one)
+    DISPATCH = "dispatch"  # an override a call through its base method may run (impact's walk)
+    AMBIGUOUS = "ambiguous"  # several definitions could be meant: none is guessed
+    UNRESOLVED = "unresolved"  # nobody could say
+    NONE = ""  # edges that are facts of the source, not resolutions (DEFINES)
+
+    @property
+    def confidence(self) -> float:
+        return _CONFIDENCE[self]
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the edge names its target (an External with a full dotted name counts)."""
+        return self not in (ResolvedBy.AMBIGUOUS, ResolvedBy.UNRESOLVED)
+
+    @property
+    def rank(self) -> int:
+        """Sort key for queries: 0 for the most trusted way, larger for less trusted ones."""
+        return _RANK[self]
+
+
+_CONFIDENCE = {
+    ResolvedBy.JEDI: 1.0,
+    ResolvedBy.IMPORT: 0.95,
+    ResolvedBy.NAME: 0.9,
+    ResolvedBy.SATISFIES: 0.7,
+    ResolvedBy.UNIQUE: 0.6,
+    ResolvedBy.DISPATCH: 0.5,
+    ResolvedBy.AMBIGUOUS: 0.0,
+    ResolvedBy.UNRESOLVED: 0.0,
+    ResolvedBy.NONE: 1.0,
+}
+# The order queries have always walked edges in (cg/queries/expand.py): jedi, import, name, unique,
+# then the rest, ambiguous and unresolved last.
+_RANK = {
+    ResolvedBy.JEDI: 0,
+    ResolvedBy.IMPORT: 1,
+    ResolvedBy.NAME: 2,
+    ResolvedBy.UNIQUE: 3,
+    ResolvedBy.SATISFIES: 4,
+    ResolvedBy.DISPATCH: 4,
+    ResolvedBy.NONE: 4,
+    ResolvedBy.AMBIGUOUS: 9,
+    ResolvedBy.UNRESOLVED: 9,
+}
+
+
+def edge_rank(resolved_by: str) -> int:
+    """``ResolvedBy.rank`` of a stored value; an unknown word ranks with the middle ones."""
+    try:
+        return ResolvedBy(resolved_by).rank
+    except ValueError:
+        return 4
+
+
 @dataclass(frozen=True)
 class Edge:
     type: str  # DEFINES | CALLS | INHERITS | IMPORTS
@@ -89,7 +159,7 @@ class Edge:
     src_label: str  # File | Symbol
     dst_label: str  # File | Symbol | External
     line: int = 0
-    resolved_by: str = ""  # jedi | import | name | unique | ambiguous | unresolved
+    resolved_by: str = ResolvedBy.NONE  # a ResolvedBy word
     confidence: float = 1.0
     candidates: int = 0  # an ambiguous target: how many in-repo definitions the name could mean
 

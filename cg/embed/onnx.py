@@ -54,6 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cg.errors import CgError
+
 EXPORT_VERSION = 1  # bump when the export or the quantization recipe changes
 OPSET = 17
 PRECISIONS = ("fp32", "int8", "int8-mixed")
@@ -69,7 +71,7 @@ _MODULES = (
 )
 
 
-class OnnxError(RuntimeError):
+class OnnxError(CgError, RuntimeError):
     """Something the ONNX backend needs is missing or failed: one line."""
 
 
