@@ -57,7 +57,6 @@ class Settings:
     depth: int = 2
     fanout: int = 6
     token_budget: int = 6000
-    strict: bool = False
     # history: how many of the newest commits become Commit nodes (0: none)
     history_commits: int = 200
     # neo4j
@@ -141,6 +140,8 @@ DEFAULT_PRECISION = {"onnx": "int8", "torch": "fp32"}
 
 
 def load_settings(repo: Path, **overrides: Any) -> Settings:
+    """The settings for ``repo``: defaults, then its ``cg.toml`` or ``[tool.cg]``, then ``CG_*``/``NEO4J_*``
+    environment variables, then ``overrides`` (None means "not given"); validated, ConfigError if not."""
     known = {f.name for f in fields(Settings)} - {"repo"}
     values: dict[str, Any] = {}
     for key, value in _file_settings(repo).items():

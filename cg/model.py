@@ -34,7 +34,9 @@ class Symbol:
     id: str
     name: str
     qualname: str  # dotted, importable where possible: shop.payments.retry.RetryPolicy.delay_for
-    kind: str  # module | class | function | method
+    # module | class | function | method | constant (Python UPPER_CASE) | interface | struct | enum | trait
+    # | type (Go, Java, Rust, TypeScript) | config (a YAML/TOML/JSON key, a Dockerfile stage, a SQL statement)
+    kind: str
     path: str
     start_line: int  # 1-based, inclusive; includes decorators and the leading comment
     end_line: int
@@ -243,8 +245,9 @@ class TypedName:
 
 @dataclass(frozen=True)
 class DocSection:
-    """A README/markdown/reStructuredText section, split at headings: the "why" beside the code.
-    ``mentions`` are the ids of the symbols it names (filled in once every file is parsed)."""
+    """A README/markdown/reStructuredText section, split at headings: the "why" beside the code. The
+    symbols it names become MENTIONS edges, computed by the pipeline once every file is parsed
+    (cg/ingest/docs.py ``MentionIndex``), not kept on the record."""
 
     id: str  # path::Heading > Subheading (``~2`` on a repeated heading)
     path: str

@@ -37,6 +37,8 @@ class Status:
 
 
 def index_status(settings: Settings, store: GraphStore) -> Status:
+    """What the index holds and how it differs from the working tree (modified, added, deleted files)
+    and what the next ``cg index`` will do; reads the tree and the store, writes nothing."""
     stored = store.file_shas()
     report = WalkReport()
     now = {s.path: s.blob_sha for s in walk(settings.repo, report, settings.max_file_bytes)}
