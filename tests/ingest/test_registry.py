@@ -40,7 +40,9 @@ RULES: dict[str, Callable[[Language], bool]] = {
     "file_module": lambda lang: lang.file_module is None or callable(lang.file_module),
     "indented_blocks": lambda lang: isinstance(lang.indented_blocks, bool),
     "package": lambda lang: lang.package is None or (callable(lang.package) and lang.kind == "code"),
-    "package_scope": lambda lang: isinstance(lang.package_scope, bool) and (not lang.package_scope or lang.package),
+    "package_scope": lambda lang: (
+        isinstance(lang.package_scope, bool) and (not lang.package_scope or lang.package is not None)
+    ),
     "module_path": lambda lang: lang.module_path is None or callable(lang.module_path),
     "implicit_this": lambda lang: isinstance(lang.implicit_this, bool),
     "implicit_interfaces": lambda lang: isinstance(lang.implicit_interfaces, bool),
