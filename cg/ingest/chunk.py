@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from cg.embed import approx_tokens
-from cg.ingest.languages import comment_marker
+from cg.ingest.languages.registry import Language, language_named
 from cg.lexical import analyze_text
 from cg.model import Chunk, FileExtraction, ImportRecord, Symbol
 
@@ -48,36 +48,15 @@ class Chunked:
     chunks: list[Chunk]
 
 
-# How each language writes an import, for the header's "uses:" line (Python is import_line's default).
-_IMPORT_FORMS = {
-    "typescript": lambda i: f'import {_es_binding(i)} from "{i.module}"',
-    "javascript": lambda i: f'import {_es_binding(i)} from "{i.module}"',
-    "go": lambda i: f'import {i.alias + " " if i.alias else ""}"{i.module}"',
-    "java": lambda i: f"import {i.module}.{i.name}",
-    "rust": lambda i: f"use {i.module}::{i.name}" + (f" as {i.alias}" if i.alias else ""),
-}
 CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum"})
 
 
-def _es_binding(imp: ImportRecord) -> str:
-    if imp.name == "default":
-        return imp.alias
-    if not imp.name:
-        return f"* as {imp.alias}" if imp.alias else ""
-    return "{ " + imp.name + (f" as {imp.alias}" if imp.alias else "") + " }"
+def import_line(imp: ImportRecord, language: Language) -> str:
+    """The import as the file's language writes it."""
+    return language.import_line(imp) if language.import_line is not None else imp.module
 
 
-def import_line(imp: ImportRecord, language: str = "python") -> str:
-    form = _IMPORT_FORMS.get(language)
-    if form is not None:
-        return form(imp)
-    if imp.level == 0 and not imp.name:
-        return f"import {imp.module}" + (f" as {imp.alias}" if imp.alias else "")
-    source = "." * imp.level + imp.module
-    return f"from {source} import {imp.name}" + (f" as {imp.alias}" if imp.alias else "")
-
-
-def header_for(sym: Symbol, imports: list[ImportRecord], owner_signature: str = "", language: str = "python") -> str:
+def header_for(sym: Symbol, imports: list[ImportRecord], owner_signature: str, language: Language) -> str:
     used = set(_WORD.findall(sym.text))
     lines = [f"# file: {sym.path}", f"# scope: {' > '.join(_full_scope(sym))}"]
     if owner_signature:
@@ -105,12 +84,12 @@ def search_text(sym: Symbol) -> str:
     return " ".join([name] * NAME_BOOST + [rest]).strip()
 
 
-def _docstring_lines(sym: Symbol, language: str = "python") -> str:
+def _docstring_lines(sym: Symbol, language: Language) -> str:
     if not sym.docstring:
         return ""
     indent = "    " if sym.kind != "module" else ""
-    if language != "python":
-        marker = comment_marker(language)
+    if not language.indented_blocks:
+        marker = language.comment
         return "\n".join(f"{indent}{marker} {line}".rstrip() for line in sym.docstring.splitlines())
     return f'{indent}"""{sym.docstring}"""'
 
@@ -151,12 +130,12 @@ def fragment_ranges(
     return split(0, len(lines), 1) if lines else []
 
 
-def skeleton(cls: Symbol, members: list[Symbol], language: str = "python") -> str:
+def skeleton(cls: Symbol, members: list[Symbol], language: Language) -> str:
     """The class with bodies removed: decorators and signature, docstring, class-level statements
     that are not definitions, and each member's signature and docstring's first line. Braced
     languages get ``signature {``, each member as ``// doc`` then ``signature;``, and ``}``."""
-    if language != "python":
-        marker = comment_marker(language)
+    if not language.indented_blocks:
+        marker = language.comment
         out = [f"{marker} {line}".rstrip() for line in cls.docstring.splitlines()[:1]]
         out.append(f"{cls.signature} {{")
         for member in members:
@@ -186,10 +165,10 @@ def chunk_file(ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCou
     symbols: list[Symbol] = []
     embed_texts: list[str] = []
     chunks: list[Chunk] = []
+    language = _language(ex.file.language)
     for sym in ex.symbols:
         owner = by_id.get(sym.parent_id)
         owner_signature = owner.signature if owner is not None and owner.kind in CONTAINERS else ""
-        language = ex.file.language
         sym = replace(sym, header=header_for(sym, ex.imports, owner_signature, language), search_text=search_text(sym))
         symbols.append(sym)
         whole = sym.chunk_text
@@ -209,11 +188,11 @@ def chunk_file(ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCou
     return Chunked(symbols, embed_texts, chunks)
 
 
-def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: str = "python") -> list[Chunk]:
+def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: Language) -> list[Chunk]:
     lines = sym.text.splitlines()
     prefix_lines = [sym.header]
     if sym.kind != "module":
-        prefix_lines.append(sym.signature + (":" if language == "python" else " {" if sym.kind != "config" else ""))
+        prefix_lines.append(sym.signature + (":" if language.indented_blocks else " {" if sym.kind != "config" else ""))
         doc = _docstring_lines(sym, language)
         if doc:
             prefix_lines.append(doc)
@@ -224,7 +203,7 @@ def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: str = "p
         first = sym.start_line + start if sym.kind != "module" else sym.start_line
         last = sym.start_line + end - 1 if sym.kind != "module" else sym.end_line
         body = "\n".join(lines[start:end])
-        text = f"{prefix}\n    {comment_marker(language)} ... (fragment {number} of {len(ranges)})\n{body}"
+        text = f"{prefix}\n    {language.comment} ... (fragment {number} of {len(ranges)})\n{body}"
         out.append(
             Chunk(
                 f"{sym.id}#fragment-{number}",
@@ -240,12 +219,12 @@ def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: str = "p
     return out
 
 
-def _skeleton_parts(cls: Symbol, text: str, budget: int, count: TokenCounter, language: str = "python") -> list[Chunk]:
+def _skeleton_parts(cls: Symbol, text: str, budget: int, count: TokenCounter, language: Language) -> list[Chunk]:
     lines = text.splitlines()
     points = tuple(
         (i, 1) for i, line in enumerate(lines) if line.startswith("    ") and not line.startswith("     ") and i > 0
     )
-    prefix = f"{cls.header}\n{cls.signature}" + (":" if language == "python" else " {")
+    prefix = f"{cls.header}\n{cls.signature}" + (":" if language.indented_blocks else " {")
     ranges = fragment_ranges(lines, points, budget, count([prefix])[0], count)
     out = []
     for number, (start, end) in enumerate(ranges, start=1):
@@ -287,6 +266,13 @@ def toc_chunk(ex: FileExtraction) -> Chunk:
     text = "\n".join(lines)
     owner = module.id if module is not None else ""
     return Chunk(f"{ex.file.path}::<toc>", owner, "toc", ex.file.path, 1, max(1, ex.file.loc), text, analyze_text(text))
+
+
+def _language(name: str) -> Language:
+    found = language_named(name)
+    if found is None:
+        raise ValueError(f"no language {name!r} in the registry")
+    return found
 
 
 def chunk_symbols(ex: FileExtraction) -> list[Symbol]:

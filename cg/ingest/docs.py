@@ -19,6 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from cg.ingest.languages.registry import Language, ModuleSystem
 from cg.lexical import analyze_text
 from cg.model import DocSection, Symbol
 
@@ -155,3 +156,22 @@ class MentionIndex:
             if len(ids) == 1:
                 found.update(ids)
         return sorted(found)
+
+
+def _document(name: str, extensions: tuple[str, ...]) -> Language:
+    return Language(
+        name=name,
+        kind="docs",
+        extensions=extensions,
+        file_names=(),
+        shebangs=(),
+        test_names="",
+        comment="",
+        import_line=None,
+        builtins=frozenset(),
+        extractor=None,  # split at headings by split_document, not parsed
+        module_system=ModuleSystem.NONE,
+    )
+
+
+LANGUAGES = (_document("markdown", (".md", ".markdown")), _document("rst", (".rst",)))

@@ -27,7 +27,7 @@ from cg.ingest.docs import MentionIndex, split_document
 from cg.ingest.languages import Extractors
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
-from cg.ingest.resolve.names import Resolver, property_names
+from cg.ingest.resolve.python import Resolver, property_names
 from cg.ingest.state import (
     FileState,
     IndexState,

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
+
+from cg.ingest.languages.registry import (
+    is_test_name,
+    language_named,
+    language_of_file,
+    language_of_interpreter,
+    languages_of_kind,
+)
 
 DEFAULT_SKIP_DIRS = frozenset(
     {
@@ -35,46 +42,8 @@ DEFAULT_SKIP_DIRS = frozenset(
         "site-packages",
     }
 )
-LANGUAGE_BY_EXTENSION = {
-    ".py": "python",
-    ".pyi": "python",
-    ".ts": "typescript",
-    ".tsx": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".go": "go",
-    ".java": "java",
-    ".rs": "rust",
-    # not code, but what a config key, an env var or a table name is searched in (see languages/config.py)
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".toml": "toml",
-    ".json": "json",
-    ".sql": "sql",
-    # documentation: split at headings into Doc sections (cg/ingest/docs.py)
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".rst": "rst",
-}
-DOC_LANGUAGES = frozenset({"markdown", "rst"})
-CONFIG_LANGUAGES = frozenset({"yaml", "toml", "json", "sql", "dockerfile"})
 # Generated or lock files: large, machine-written, never what a question is about.
 SKIP_FILES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "composer.lock", "go.sum"})
-# Interpreters named on a `#!` line -> language, for executable scripts without an extension.
-SHEBANG_LANGUAGES = {
-    "python": "python",
-    "python3": "python",
-    "node": "javascript",
-    "nodejs": "javascript",
-    "deno": "typescript",
-    "ts-node": "typescript",
-    "tsx": "typescript",
-    "bun": "javascript",
-}
 SNIFF_BYTES = 8192
 
 
@@ -108,29 +77,27 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-_TEST_NAME = re.compile(r"(^test_.*\.py$|_test\.(py|go)$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.java$|^conftest\.py$)")
+TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__"})
 
 
 def is_test_path(path: str) -> bool:
+    """A file under a test folder, or whose name a language's test-file pattern matches."""
     parts = path.split("/")
-    return any(p in ("tests", "test", "testing", "__tests__") for p in parts[:-1]) or bool(_TEST_NAME.search(parts[-1]))
+    return any(p in TEST_FOLDERS for p in parts[:-1]) or is_test_name(parts[-1])
 
 
 def detect_language(name: str, data: bytes) -> str | None:
-    """The language of a file: by extension, by name (Dockerfile), else by its ``#!`` line."""
-    suffix = Path(name).suffix.lower()
-    language = LANGUAGE_BY_EXTENSION.get(suffix)
-    if language is not None:
-        return language
-    if name == "Dockerfile" or name.startswith("Dockerfile.") or suffix == ".dockerfile":
-        return "dockerfile"
+    """The language of a file: by extension or name (Dockerfile), else by its ``#!`` line."""
+    found = language_of_file(name, Path(name).suffix)
+    if found is not None:
+        return found.name
     if data.startswith(b"#!"):
         words = data[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
         if words and words[0].endswith("/env"):
             words = [w for w in words[1:] if not w.startswith("-")]
         if words:
-            interpreter = words[0].rsplit("/", 1)[-1]
-            return SHEBANG_LANGUAGES.get(interpreter) or SHEBANG_LANGUAGES.get(re.sub(r"[0-9.]+$", "", interpreter))
+            found = language_of_interpreter(words[0].rsplit("/", 1)[-1])
+            return found.name if found is not None else None
     return None
 
 
@@ -152,11 +119,18 @@ def language_for(path: str) -> str | None:
 
 
 def file_kind(path: str, language: str) -> str:
-    if language in DOC_LANGUAGES:
-        return "docs"
-    if language in CONFIG_LANGUAGES:
-        return "config"
+    """FileRecord.kind: docs and config by their language, code files test or source by their path."""
+    found = language_named(language)
+    if found is not None and found.kind != "code":
+        return found.kind
     return "test" if is_test_path(path) else "source"
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    """``DOC_LANGUAGES``, for pipeline.py until it asks the registry (``languages_of_kind("docs")``)."""
+    if name == "DOC_LANGUAGES":
+        return languages_of_kind("docs")
+    raise AttributeError(name)
 
 
 def walk(

@@ -120,7 +120,7 @@ def test_a_re_resolved_file_is_asked_of_jedi_in_full(tmp_path: Path, embedder: E
     files whole (run_jedi asks every position of a file it is given), not a subset of its sites."""
     from cg.ingest import pipeline
     from cg.ingest.resolve.jedi_resolver import positions_of
-    from cg.ingest.resolve.names import property_names
+    from cg.ingest.resolve.python import property_names
 
     repo = copy_shop(tmp_path / "shop")
     settings = load_settings(repo, jedi_budget=NO_BUDGET)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cg.ingest.resolve.names import Resolver
+from cg.ingest.resolve.python import Resolver
 
 from .helpers import extract_repo
 

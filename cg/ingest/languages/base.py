@@ -137,11 +137,10 @@ class Context:
 
 
 class TreeSitterExtractor:
-    """Subclasses set ``spec`` and ``extensions`` and override the hooks they need."""
+    """Subclasses set ``spec`` and override the hooks they need."""
 
     spec: Spec
     language: str
-    extensions: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._parser = Parser(self.spec.language)

@@ -17,15 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cg.ingest.languages import comment_marker
 from cg.ingest.languages.base import module_text
+from cg.ingest.languages.registry import Language, ModuleSystem
 from cg.model import FileExtraction, FileRecord, Symbol, symbol_id
 
 _YAML_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#:'"{}\[\],&*!|>%@`-][^:#]*?))\s*:(?:\s|$)""")
 _TOML_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _TOML_KEY = re.compile(r"""^([A-Za-z0-9_.\-"']+)\s*=""")
 _DOCKER_FROM = re.compile(r"^\s*FROM\s+(\S+)(?:\s+AS\s+(\S+))?", re.I)
-_DOCKER_INSTRUCTION = re.compile(r"^\s*[A-Z]+\s")
 _SQL_NAMED = re.compile(
     r"^\s*(create(?:\s+or\s+replace)?(?:\s+unique)?\s+(?:table|view|materialized\s+view|index|function|procedure|trigger"
     r"|type|sequence|schema|extension)(?:\s+if\s+not\s+exists)?|alter\s+table|insert\s+into|update|delete\s+from"
@@ -119,6 +118,8 @@ def _sql_units(lines: list[str]) -> list[tuple[int, str]]:
     return units
 
 
+# The line-comment marker of each format: what a unit's leading comment (its docstring) starts with.
+COMMENTS = {"yaml": "#", "toml": "#", "json": "//", "dockerfile": "#", "sql": "--"}
 UNITS: dict[str, Callable[[list[str]], list[tuple[int, str]]]] = {
     "yaml": _yaml_units,
     "toml": _toml_units,
@@ -148,7 +149,7 @@ class ConfigExtractor:
     def extract(self, record: FileRecord, source: bytes) -> FileExtraction:
         lines = source.decode("utf-8", "replace").splitlines()
         out = FileExtraction(file=record)
-        comment = comment_marker(record.language)
+        comment = COMMENTS[record.language]
         units = [(row, name) for row, name in UNITS[record.language](lines) if name]
         module_id = symbol_id(record.path, "")
         seen: dict[str, int] = {}
@@ -209,3 +210,28 @@ class ConfigExtractor:
             ),
         )
         return out
+
+
+def _config(name: str, extensions: tuple[str, ...], file_names: tuple[str, ...] = ()) -> Language:
+    return Language(
+        name=name,
+        kind="config",
+        extensions=extensions,
+        file_names=file_names,
+        shebangs=(),
+        test_names="",
+        comment=COMMENTS[name],
+        import_line=None,
+        builtins=frozenset(),
+        extractor=ConfigExtractor,
+        module_system=ModuleSystem.NONE,
+    )
+
+
+LANGUAGES = (
+    _config("yaml", (".yaml", ".yml")),
+    _config("toml", (".toml",)),
+    _config("json", (".json",)),
+    _config("sql", (".sql",)),
+    _config("dockerfile", (".dockerfile",), ("Dockerfile", "Dockerfile.*")),
+)

@@ -5,10 +5,14 @@ are the directory's dotted path plus the scope: ``internal.server.Server.Handle`
 
 from __future__ import annotations
 
+import posixpath
+
 import tree_sitter_go
-from tree_sitter import Language, Node
+from tree_sitter import Language as Grammar
+from tree_sitter import Node
 
 from cg.ingest.languages.base import Context, Def, Scope, Spec, TreeSitterExtractor, base_ref, import_record, node_text
+from cg.ingest.languages.registry import Language, ModuleSystem
 from cg.model import FileRecord, TypedName
 
 BUILTINS = frozenset(
@@ -19,7 +23,7 @@ BUILTINS = frozenset(
 
 SPEC = Spec(
     name="go",
-    language=Language(tree_sitter_go.language()),
+    language=Grammar(tree_sitter_go.language()),
     definitions={
         "function_declaration": Def("function"),
         "method_declaration": Def("function"),
@@ -48,7 +52,6 @@ def _type_name(node: Node | None) -> str:
 class GoExtractor(TreeSitterExtractor):
     spec = SPEC
     language = "go"
-    extensions = (".go",)
 
     def module_of(self, record: FileRecord, root: Node) -> str:
         directory = record.path.rsplit("/", 1)[0] if "/" in record.path else ""
@@ -143,3 +146,21 @@ class GoExtractor(TreeSitterExtractor):
                 for ident in node.children_by_field_name("name"):
                     ctx.out.assignments.append(TypedName(stack[-1].id, node_text(ident), made))
         return False
+
+
+LANGUAGE = Language(
+    name="go",
+    kind="code",
+    extensions=(".go",),
+    file_names=(),
+    shebangs=(),
+    test_names=r"_test\.go$",
+    comment="//",
+    import_line=lambda imp: f'import {imp.alias + " " if imp.alias else ""}"{imp.module}"',
+    builtins=BUILTINS,
+    extractor=GoExtractor,
+    module_system=ModuleSystem.GO,
+    package=lambda path, module: posixpath.dirname(path),
+    package_scope=True,
+    implicit_interfaces=True,
+)

@@ -5,9 +5,11 @@ wildcard, static); ``extends``/``implements``. Qualnames start with the ``packag
 from __future__ import annotations
 
 import tree_sitter_java
-from tree_sitter import Language, Node
+from tree_sitter import Language as Grammar
+from tree_sitter import Node
 
 from cg.ingest.languages.base import Context, Def, Scope, Spec, TreeSitterExtractor, base_ref, import_record, node_text
+from cg.ingest.languages.registry import Language, ModuleSystem
 from cg.model import FileRecord, TypedName
 
 # java.lang and common receivers that need no import: a call on them is a library call.
@@ -19,7 +21,7 @@ BUILTINS = frozenset(
 
 SPEC = Spec(
     name="java",
-    language=Language(tree_sitter_java.language()),
+    language=Grammar(tree_sitter_java.language()),
     definitions={
         "class_declaration": Def("class", container=True),
         "interface_declaration": Def("interface", container=True),
@@ -51,7 +53,6 @@ def _type_name(node: Node | None) -> str:
 class JavaExtractor(TreeSitterExtractor):
     spec = SPEC
     language = "java"
-    extensions = (".java",)
 
     def module_of(self, record: FileRecord, root: Node) -> str:
         for child in root.named_children:
@@ -125,3 +126,21 @@ def _types(node: Node) -> list[Node]:
         elif child.type in ("type_identifier", "generic_type", "scoped_type_identifier"):
             out.append(child)
     return out
+
+
+LANGUAGE = Language(
+    name="java",
+    kind="code",
+    extensions=(".java",),
+    file_names=(),
+    shebangs=(),
+    test_names=r"Tests?\.java$",
+    comment="//",
+    import_line=lambda imp: f"import {imp.module}.{imp.name}",
+    builtins=BUILTINS,
+    extractor=JavaExtractor,
+    module_system=ModuleSystem.PACKAGES,
+    package=lambda path, module: module,
+    package_scope=True,
+    implicit_this=True,
+)

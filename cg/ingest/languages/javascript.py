@@ -5,7 +5,8 @@ re-exports) and ``require``; ``extends``. TypeScript extends this table (typescr
 from __future__ import annotations
 
 import tree_sitter_javascript
-from tree_sitter import Language, Node
+from tree_sitter import Language as Grammar
+from tree_sitter import Node
 
 from cg.ingest.languages.base import (
     Context,
@@ -18,7 +19,8 @@ from cg.ingest.languages.base import (
     node_text,
     string_value,
 )
-from cg.model import TypedName
+from cg.ingest.languages.registry import Language, ModuleSystem
+from cg.model import ImportRecord, TypedName
 
 FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 # Globals and builtins a call may name without an import: an External, never an in-repo guess.
@@ -38,7 +40,7 @@ DEFINITIONS = {
 }
 SPEC = Spec(
     name="javascript",
-    language=Language(tree_sitter_javascript.language()),
+    language=Grammar(tree_sitter_javascript.language()),
     definitions=DEFINITIONS,
     # a JSX element renders its component: <InvoiceList /> calls InvoiceList (see JavaScriptExtractor.call)
     calls={
@@ -58,7 +60,6 @@ SPEC = Spec(
 class JavaScriptExtractor(TreeSitterExtractor):
     spec = SPEC
     language = "javascript"
-    extensions = (".js", ".jsx", ".mjs", ".cjs")
 
     def classify(self, node: Node, stack: list[Scope]) -> tuple[Def, Node | None] | None:
         if node.type == "variable_declarator":
@@ -275,3 +276,31 @@ def _function_node(node: Node) -> Node:
 def _exported(declarator: Node) -> bool:
     parent = declarator.parent
     return parent is not None and parent.parent is not None and parent.parent.type == "export_statement"
+
+
+def import_line(imp: ImportRecord) -> str:
+    """``import { charge as pay } from "./billing"``, ``import * as billing from ...``, a default import."""
+    return f'import {_binding(imp)} from "{imp.module}"'
+
+
+def _binding(imp: ImportRecord) -> str:
+    if imp.name == "default":
+        return imp.alias
+    if not imp.name:
+        return f"* as {imp.alias}" if imp.alias else ""
+    return "{ " + imp.name + (f" as {imp.alias}" if imp.alias else "") + " }"
+
+
+LANGUAGE = Language(
+    name="javascript",
+    kind="code",
+    extensions=(".js", ".jsx", ".mjs", ".cjs"),
+    file_names=(),
+    shebangs=("node", "nodejs", "bun"),
+    test_names=r"\.(test|spec)\.[cm]?jsx?$",
+    comment="//",
+    import_line=import_line,
+    builtins=GLOBALS,
+    extractor=JavaScriptExtractor,
+    module_system=ModuleSystem.ES,
+)

@@ -9,14 +9,18 @@ recovers is still extracted and the file gets a warning with the first error's l
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass, field, replace
 
 import tree_sitter_python
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language as Grammar
+from tree_sitter import Node, Parser
 
 from cg.ingest.languages.base import first_error_line, module_text
 from cg.ingest.languages.base import node_text as _text
+from cg.ingest.languages.registry import Language, ModuleSystem
+from cg.ingest.walk import module_name
 from cg.model import (
     AttributeRead,
     BaseRef,
@@ -29,7 +33,7 @@ from cg.model import (
     symbol_id,
 )
 
-PY_LANGUAGE = Language(tree_sitter_python.language())
+PY_LANGUAGE = Grammar(tree_sitter_python.language())
 DEF_TYPES = {"function_definition", "class_definition"}
 # Builtins and standard functions that call the functions they are handed (an edge from the caller).
 HIGHER_ORDER = frozenset(
@@ -142,7 +146,6 @@ def _annotation(type_node: Node | None) -> str:
 
 class PythonExtractor:
     language = "python"
-    extensions = (".py", ".pyi")
 
     def __init__(self) -> None:
         self._parser = Parser(PY_LANGUAGE)
@@ -167,7 +170,6 @@ class PythonExtractor:
         return out
 
 
-_BLOCK_FIELDS = ("body", "consequence", "alternative")
 _MAX_SPLIT_DEPTH = 3
 
 
@@ -502,3 +504,28 @@ class _Walker:
             scope=module.human,
             split_points=split_points,
         )
+
+
+def import_line(imp: ImportRecord) -> str:
+    """``import a.b as c`` or ``from ..a import b as c``."""
+    if imp.level == 0 and not imp.name:
+        return f"import {imp.module}" + (f" as {imp.alias}" if imp.alias else "")
+    source = "." * imp.level + imp.module
+    return f"from {source} import {imp.name}" + (f" as {imp.alias}" if imp.alias else "")
+
+
+LANGUAGE = Language(
+    name="python",
+    kind="code",
+    extensions=(".py", ".pyi"),
+    file_names=(),
+    shebangs=("python", "python3"),
+    test_names=r"^test_.*\.py$|_test\.py$|^conftest\.py$",
+    comment="#",
+    import_line=import_line,
+    builtins=frozenset(dir(builtins)),
+    extractor=PythonExtractor,
+    module_system=ModuleSystem.PYTHON,
+    file_module=module_name,
+    indented_blocks=True,
+)

@@ -6,10 +6,14 @@ as inheritance. Qualnames follow the module path: ``billing.invoice.Invoice.tota
 
 from __future__ import annotations
 
+import posixpath
+
 import tree_sitter_rust
-from tree_sitter import Language, Node
+from tree_sitter import Language as Grammar
+from tree_sitter import Node
 
 from cg.ingest.languages.base import Context, Def, Scope, Spec, TreeSitterExtractor, import_record, node_text
+from cg.ingest.languages.registry import Language, ModuleSystem
 from cg.model import BaseRef, FileRecord, TypedName
 
 # The prelude and std macros-as-functions a call may name without a `use`.
@@ -19,7 +23,7 @@ BUILTINS = frozenset(
 
 SPEC = Spec(
     name="rust",
-    language=Language(tree_sitter_rust.language()),
+    language=Grammar(tree_sitter_rust.language()),
     definitions={
         "function_item": Def("function"),
         "function_signature_item": Def("function", body=""),
@@ -53,6 +57,15 @@ def crate_module(path: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def crate_root(path: str) -> str:
+    """The folder a Rust file's crate is rooted in: its last ``src/`` folder (else the file's folder)."""
+    parts = path.split("/")
+    if "src" in parts[:-1]:
+        cut = len(parts) - 1 - parts[:-1][::-1].index("src")
+        return "/".join(parts[:cut])
+    return posixpath.dirname(path)
+
+
 def _type_name(node: Node | None) -> str:
     while node is not None and node.type in (
         "reference_type",
@@ -74,7 +87,6 @@ def _type_name(node: Node | None) -> str:
 class RustExtractor(TreeSitterExtractor):
     spec = SPEC
     language = "rust"
-    extensions = (".rs",)
 
     def module_of(self, record: FileRecord, root: Node) -> str:
         return ".".join(crate_module(record.path))
@@ -172,3 +184,20 @@ class RustExtractor(TreeSitterExtractor):
         elif kind == "use_list":
             for child in node.named_children:
                 self._use(child, prefix, ctx)
+
+
+LANGUAGE = Language(
+    name="rust",
+    kind="code",
+    extensions=(".rs",),
+    file_names=(),
+    shebangs=(),
+    test_names="",  # integration tests live in tests/, unit tests inside the file they test
+    comment="//",
+    import_line=lambda imp: f"use {imp.module}::{imp.name}" + (f" as {imp.alias}" if imp.alias else ""),
+    builtins=BUILTINS,
+    extractor=RustExtractor,
+    module_system=ModuleSystem.CRATES,
+    package=lambda path, module: crate_root(path),
+    module_path=crate_module,
+)

@@ -5,12 +5,14 @@ tree-sitter-typescript wheel; ``.tsx`` files use the TSX one."""
 from __future__ import annotations
 
 import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language as Grammar
+from tree_sitter import Node, Parser
 
 from cg.ingest.languages.base import Context, Def, Scope, Spec, base_ref, node_text
 from cg.ingest.languages.javascript import DEFINITIONS as JS_DEFINITIONS
+from cg.ingest.languages.javascript import GLOBALS, JavaScriptExtractor, import_line
 from cg.ingest.languages.javascript import SPEC as JS_SPEC
-from cg.ingest.languages.javascript import JavaScriptExtractor
+from cg.ingest.languages.registry import Language, ModuleSystem
 from cg.model import FileExtraction, FileRecord, TypedName
 
 DEFINITIONS = {
@@ -26,7 +28,7 @@ DEFINITIONS = {
 }
 SPEC = Spec(
     name="typescript",
-    language=Language(tree_sitter_typescript.language_typescript()),
+    language=Grammar(tree_sitter_typescript.language_typescript()),
     definitions=DEFINITIONS,
     calls=JS_SPEC.calls,
     members=JS_SPEC.members,
@@ -35,13 +37,12 @@ SPEC = Spec(
     blocks=JS_SPEC.blocks | {"interface_body", "enum_body"},
     constructors=JS_SPEC.constructors,
 )
-TSX = Language(tree_sitter_typescript.language_tsx())
+TSX = Grammar(tree_sitter_typescript.language_tsx())
 
 
 class TypeScriptExtractor(JavaScriptExtractor):
     spec = SPEC
     language = "typescript"
-    extensions = (".ts", ".tsx", ".mts", ".cts")
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,3 +74,18 @@ class TypeScriptExtractor(JavaScriptExtractor):
             if owner is not None and pattern is not None and type_node is not None:
                 ctx.out.assignments.append(TypedName(owner.id, f"self.{node_text(pattern)}", self.type_expr(type_node)))
         return super().visit(node, ctx, stack)
+
+
+LANGUAGE = Language(
+    name="typescript",
+    kind="code",
+    extensions=(".ts", ".tsx", ".mts", ".cts"),
+    file_names=(),
+    shebangs=("deno", "ts-node", "tsx"),
+    test_names=r"\.(test|spec)\.[cm]?tsx?$",
+    comment="//",
+    import_line=import_line,
+    builtins=GLOBALS,
+    extractor=TypeScriptExtractor,
+    module_system=ModuleSystem.ES,
+)

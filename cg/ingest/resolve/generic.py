@@ -1,4 +1,4 @@
-"""Name resolution for TypeScript, JavaScript, Go, Java and Rust (Python keeps jedi + names.py).
+"""Name resolution for every code language but Python (which keeps jedi and cg/ingest/resolve/python.py).
 
 A bare name is looked up in this order: the enclosing scopes (and, in Java, the members of the
 enclosing class), the file's own top-level definitions, its imports, the same package or module
@@ -9,6 +9,10 @@ the source states (a parameter, a field, ``x := NewServer()``, ``new Foo()``), t
 including inherited and embedded ones. Imports are followed to files: relative ES specifiers and
 tsconfig ``paths``, Go import paths through ``go.mod``'s module path, Java packages, Rust
 ``crate::``/``self::``/``super::`` paths through the module tree.
+
+What differs between languages is asked of the file's registry entry (cg/ingest/languages/registry.py),
+never decided by its name: its module system, its package, whether a package shares names without an
+import, whether members of the enclosing class or implicit interfaces count, its builtins.
 
 Nothing is guessed: a name with several candidates and nothing to choose between them becomes an
 ``External`` edge with ``resolved_by='ambiguous'`` and the candidate count on the edge; a method call
@@ -24,21 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cg.ingest.languages.base import CONTAINER_KINDS, RETURN
-from cg.ingest.languages.go import BUILTINS as GO_BUILTINS
-from cg.ingest.languages.java import BUILTINS as JAVA_BUILTINS
-from cg.ingest.languages.javascript import GLOBALS as JS_GLOBALS
-from cg.ingest.languages.rust import BUILTINS as RUST_BUILTINS
-from cg.ingest.languages.rust import crate_module
-from cg.ingest.resolve.names import PUBLIC_RESOLUTION, EdgeSink
-from cg.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, Symbol
+from cg.ingest.languages.registry import Language, ModuleSystem, language_named
+from cg.ingest.resolve.python import PUBLIC_RESOLUTION, EdgeSink
+from cg.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, ResolvedBy, Symbol
 
-BUILTINS = {
-    "javascript": JS_GLOBALS,
-    "typescript": JS_GLOBALS,
-    "go": GO_BUILTINS,
-    "java": JAVA_BUILTINS,
-    "rust": RUST_BUILTINS,
-}
 SELF_NAMES = frozenset({"this", "self", "Self"})
 TYPE_KINDS = CONTAINER_KINDS | {"type"}
 # Wrappers whose first type argument is what a value really is: Promise<Invoice> -> Invoice.
@@ -48,14 +41,27 @@ _WRAPPERS = frozenset(
 _ES_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 # (resolved_by, confidence) on the edge, per internal step: the Python resolver's, plus these.
-RESOLUTION = {
+RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     **PUBLIC_RESOLUTION,
-    "type": ("name", 0.8),
-    "package": ("name", 0.85),
-    "unique": ("unique", 0.6),
-    "ambiguous": ("ambiguous", 0.0),
-    "satisfies": ("satisfies", 0.7),
+    "type": (ResolvedBy.NAME, 0.8),  # through a stated type
+    "package": (ResolvedBy.NAME, 0.85),  # another file of the package
+    "unique": (ResolvedBy.UNIQUE, ResolvedBy.UNIQUE.confidence),
+    "ambiguous": (ResolvedBy.AMBIGUOUS, ResolvedBy.AMBIGUOUS.confidence),
+    "satisfies": (ResolvedBy.SATISFIES, ResolvedBy.SATISFIES.confidence),
 }
+_NO_LANGUAGE = Language(
+    name="",
+    kind="code",
+    extensions=(),
+    file_names=(),
+    shebangs=(),
+    test_names="",
+    comment="",
+    import_line=None,
+    builtins=frozenset(),
+    extractor=None,
+    module_system=ModuleSystem.NONE,
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ class GenericResolver:
         self.repo = repo
         self.by_id: dict[str, Symbol] = {}
         self.language: dict[str, str] = {}  # path -> language
+        self.facts: dict[str, Language] = {}  # path -> its language's registry entry
         self.module: dict[str, str] = {}  # path -> FileRecord.module
         self.children: dict[str, dict[str, list[Symbol]]] = {}
         self.members: dict[tuple[str, str], dict[str, list[Symbol]]] = {}  # (package, type scope) -> members
@@ -111,16 +118,18 @@ class GenericResolver:
         self.imports: dict[str, dict[str, ImportRecord]] = {}
         self.stars: dict[str, list[ImportRecord]] = {}
         self.exports: dict[str, dict[str, str]] = {}
-        self.java_types: dict[str, Symbol] = {}  # qualname -> Java type
-        self.rust_modules: dict[tuple[str, str], str] = {}  # (crate root, module path) -> file
+        self.package_types: dict[str, Symbol] = {}  # PACKAGES: qualname -> type (a Java import names one)
+        self.crate_modules: dict[tuple[str, str], str] = {}  # CRATES: (crate, module path) -> file
         for ex in extractions:
             path, lang = ex.file.path, ex.file.language
+            facts = language_named(lang) or _NO_LANGUAGE
             self.language[path] = lang
+            self.facts[path] = facts
             self.module[path] = ex.file.module
             self.package_files.setdefault((lang, self.package(path)), []).append(path)
             self.exports[path] = ex.exports
-            if lang == "rust":
-                self.rust_modules[(_crate_root(path), ".".join(crate_module(path)))] = path
+            if facts.module_path is not None:
+                self.crate_modules[(self.package(path), ".".join(facts.module_path(path)))] = path
             for sym in ex.symbols:
                 self.by_id[sym.id] = sym
                 if sym.kind == "module":
@@ -133,8 +142,8 @@ class GenericResolver:
                     self.members.setdefault((self.package(path), owner), {}).setdefault(sym.name, []).append(sym)
                 if sym.kind in TYPE_KINDS:
                     self.types_in.setdefault((self.package(path), scope), sym)
-                    if lang == "java":
-                        self.java_types.setdefault(sym.qualname, sym)
+                    if facts.module_system is ModuleSystem.PACKAGES:
+                        self.package_types.setdefault(sym.qualname, sym)
                 if sym.kind == "method":
                     key = (lang, sym.name)
                     self.method_names[key] = self.method_names.get(key, 0) + 1
@@ -159,9 +168,9 @@ class GenericResolver:
                     found = self.types_in.get((self.package(ex.file.path), class_id.split("::", 1)[1]))
                     class_id = found.id if found is not None else class_id
                 self.bases.setdefault(class_id, []).append(base)
-        self.interfaces_with: dict[str, list[Symbol]] = {}  # Go: method name -> interfaces that require it
+        self.interfaces_with: dict[str, list[Symbol]] = {}  # method name -> implicit interfaces requiring it
         for (package, scope), sym in self.types_in.items():
-            if sym.kind == "interface" and self.language.get(sym.path) == "go":
+            if sym.kind == "interface" and self.facts[sym.path].implicit_interfaces:
                 for name in self.members.get((package, scope), {}):
                     self.interfaces_with.setdefault(name, []).append(sym)
         self.go_modules = self._go_modules(extractions)
@@ -173,14 +182,10 @@ class GenericResolver:
     def package(self, path: str) -> str:
         """What a language calls one namespace across files: a Go directory, a Java package, a Rust
         crate (methods of a type may sit in any file of it); a file for TypeScript and JavaScript."""
-        lang = self.language.get(path, "")
-        if lang == "go":
-            return posixpath.dirname(path)
-        if lang == "java":
-            return self.module.get(path, "")
-        if lang == "rust":
-            return _crate_root(path)
-        return path
+        facts = self.facts.get(path)
+        if facts is None or facts.package is None:
+            return path
+        return facts.package(path, self.module.get(path, ""))
 
     def _read(self, rel: str) -> str | None:
         if self.repo is None:
@@ -192,7 +197,7 @@ class GenericResolver:
 
     def _go_modules(self, extractions: list[FileExtraction]) -> list[tuple[str, str]]:
         """(module path, directory) from every go.mod above a Go file, longest directory first."""
-        dirs = {posixpath.dirname(ex.file.path) for ex in extractions if ex.file.language == "go"}
+        dirs = {posixpath.dirname(p) for p in self._files_of(extractions, ModuleSystem.GO)}
         candidates = {d for folder in dirs for d in _ancestors(folder)}
         found = []
         for directory in candidates:
@@ -202,11 +207,12 @@ class GenericResolver:
                 found.append((match.group(1).strip('"'), directory))
         return sorted(found, key=lambda item: -len(item[1]))
 
+    def _files_of(self, extractions: list[FileExtraction], system: ModuleSystem) -> list[str]:
+        return [ex.file.path for ex in extractions if self.facts[ex.file.path].module_system is system]
+
     def _ts_paths(self, extractions: list[FileExtraction]) -> list[tuple[str, str, list[str]]]:
         """tsconfig.json ``compilerOptions.paths``: (directory, pattern, replacements) per config."""
-        dirs = {
-            posixpath.dirname(ex.file.path) for ex in extractions if ex.file.language in ("typescript", "javascript")
-        }
+        dirs = {posixpath.dirname(p) for p in self._files_of(extractions, ModuleSystem.ES)}
         out = []
         for directory in {d for folder in dirs for d in _ancestors(folder)}:
             for name in ("tsconfig.json", "jsconfig.json"):
@@ -252,26 +258,28 @@ class GenericResolver:
         return found
 
     def import_target(self, path: str, imp: ImportRecord, depth: int = 0) -> Target:
-        lang = self.language[path]
-        if lang in ("typescript", "javascript"):
+        system = self.facts[path].module_system
+        if system is ModuleSystem.ES:
             return self._es_import(path, imp, depth)
-        if lang == "go":
-            directory = self.go_package(imp.module)
+        if system is ModuleSystem.GO:
+            lang = self.language[path]
+            directory = self.go_package(lang, imp.module)
             if directory is not None:
-                return Target(directory, "Package", "import", files=tuple(self.package_files[("go", directory)]))
+                return Target(directory, "Package", "import", files=tuple(self.package_files[(lang, directory)]))
             return Target(imp.module, "External", "import")
-        if lang == "java":
-            return self._java_import(imp)
-        if lang == "rust":
-            return self._rust_import(path, imp)
+        if system is ModuleSystem.PACKAGES:
+            return self._package_import(path, imp)
+        if system is ModuleSystem.CRATES:
+            return self._crate_import(path, imp)
         return Target(imp.module, "External", "import")
 
-    def go_package(self, import_path: str) -> str | None:
+    def go_package(self, language: str, import_path: str) -> str | None:
+        """The directory of ``language``'s files an import path names through go.mod."""
         for module, directory in self.go_modules:
             if import_path == module or import_path.startswith(module + "/"):
                 rest = import_path[len(module) :].lstrip("/")
                 package = posixpath.join(directory, rest) if directory else rest
-                if ("go", package) in self.package_files:
+                if (language, package) in self.package_files:
                     return package
         return None
 
@@ -303,28 +311,35 @@ class GenericResolver:
                 return found_star
         return None
 
-    def _java_import(self, imp: ImportRecord) -> Target:
+    def _package_import(self, path: str, imp: ImportRecord) -> Target:
+        """A Java import: a type by its qualname, a static member of one, or ``package.*``."""
         if imp.name == "*":
-            files = self.package_files.get(("java", imp.module))
+            files = self.package_files.get((self.language[path], imp.module))
             if files:
                 return Target(imp.module, "Package", "import", files=tuple(files))
             return Target(imp.module, "External", "import")
         dotted = f"{imp.module}.{imp.name}"
-        found = self.java_types.get(dotted)
+        found = self.package_types.get(dotted)
         if found is not None:
             return Target(found.id, "Symbol", "import", found)
-        owner = self.java_types.get(imp.module)  # import static com.acme.Money.format
+        owner = self.package_types.get(imp.module)  # import static com.acme.Money.format
         if owner is not None:
             members = self.member(owner, imp.name)
             if members:
                 return Target(members[0].id, "Symbol", "import", members[0])
         return Target(dotted, "External", "import")
 
-    def _rust_import(self, path: str, imp: ImportRecord) -> Target:
+    def _module_path(self, path: str) -> list[str]:
+        """CRATES: the module path a file's place in its crate gives (``src/billing/mod.rs`` -> billing)."""
+        module_path = self.facts[path].module_path
+        return module_path(path) if module_path is not None else []
+
+    def _crate_import(self, path: str, imp: ImportRecord) -> Target:
+        """A Rust ``use`` path: crate::, self::, super::, or a module of the crate root (2015 style)."""
         parts = [p for p in imp.module.split("::") if p]
         full = [*parts, imp.name] if imp.name and imp.name != "*" else parts
-        root = _crate_root(path)
-        here = crate_module(path)
+        root = self.package(path)
+        here = self._module_path(path)
         if path.rsplit("/", 1)[-1] not in ("mod.rs", "lib.rs", "main.rs"):
             parent_module = here[:-1]
         else:
@@ -337,12 +352,12 @@ class GenericResolver:
             module_parts = parent_module + full[1:]
             while module_parts[:1] == ["super"]:
                 module_parts = parent_module[:-1] + module_parts[1:]
-        elif full and (root, full[0]) in self.rust_modules or (root, ".".join(full[:1])) in self.rust_modules:
+        elif full and (root, full[0]) in self.crate_modules or (root, ".".join(full[:1])) in self.crate_modules:
             module_parts = full  # `use billing::Invoice` from the crate root (2015 style)
         else:
             return Target(".".join(full), "External", "import")
         for cut in range(len(module_parts), -1, -1):  # longest module prefix that is a file
-            file = self.rust_modules.get((root, ".".join(module_parts[:cut])))
+            file = self.crate_modules.get((root, ".".join(module_parts[:cut])))
             if file is None:
                 continue
             rest = module_parts[cut:]
@@ -441,11 +456,11 @@ class GenericResolver:
     def typed_name(self, name: str, scope: Symbol | None) -> tuple[str, Symbol] | None:
         """The stated type of a local, a parameter or (Java's implicit ``this.``) a field in scope."""
         current = scope
-        java = scope is not None and self.language.get(scope.path) == "java"
+        implicit_this = scope is not None and self.facts.get(scope.path, _NO_LANGUAGE).implicit_this
         while current is not None:
             table = self.types.get(current.id, {})
             found = table.get(name)
-            if found is None and java and current.kind in TYPE_KINDS:
+            if found is None and implicit_this and current.kind in TYPE_KINDS:
                 found = table.get(f"self.{name}")
             if found is not None:
                 return found, current
@@ -456,12 +471,13 @@ class GenericResolver:
     def resolve_name(self, name: str, scope: Symbol, types_only: bool = False) -> Target | None:
         path = scope.path
         lang = self.language.get(path, "")
+        facts = self.facts.get(path, _NO_LANGUAGE)
         current: Symbol | None = scope
         while current is not None:
             found = self.children.get(current.id, {}).get(name)
-            if found and (current.kind not in TYPE_KINDS or lang == "java"):
+            if found and (current.kind not in TYPE_KINDS or facts.implicit_this):
                 return Target(found[0].id, "Symbol", "scope", found[0])
-            if current.kind in TYPE_KINDS and lang == "java":  # implicit `this.` and inherited members
+            if current.kind in TYPE_KINDS and facts.implicit_this:  # implicit `this.` and inherited members
                 inherited = self.member(current, name)
                 if inherited:
                     return Target(inherited[0].id, "Symbol", "self", inherited[0])
@@ -472,7 +488,7 @@ class GenericResolver:
         imp = self.imports.get(path, {}).get(name)
         if imp is not None:
             return self.import_target(path, imp)
-        if lang in ("go", "java"):
+        if facts.package_scope:
             package = self.package(path)
             for other in self.package_files.get((lang, package), []):
                 found = self.top.get(other, {}).get(name)
@@ -484,16 +500,18 @@ class GenericResolver:
                 found = self.top.get(file, {}).get(name)
                 if found:
                     return Target(found[0].id, "Symbol", "import", found[0])
-            if lang in ("typescript", "javascript") and target.label == "File":
+            if facts.module_system is ModuleSystem.ES and target.label == "File":
                 exported = self.es_export(target.id, name)
                 if exported is not None:
                     return exported
-        if lang == "rust":  # a child module (`mod billing;` or src/billing/) or the crate root
-            here = [] if name == "crate" else crate_module(path)
-            module_file = self.rust_modules.get((_crate_root(path), ".".join([*here, name] if name != "crate" else [])))
+        if facts.module_path is not None:  # a child module (`mod billing;` or src/billing/) or the crate root
+            here = [] if name == "crate" else self._module_path(path)
+            module_file = self.crate_modules.get(
+                (self.package(path), ".".join([*here, name] if name != "crate" else []))
+            )
             if module_file is not None:
                 return Target(module_file, "File", "scope")
-        if name in BUILTINS.get(lang, ()):
+        if name in facts.builtins:
             return Target(name, "External", "builtin")
         candidates = [s for s in self.by_name.get((lang, name), []) if not types_only or s.kind in TYPE_KINDS]
         if len(candidates) == 1:
@@ -650,7 +668,7 @@ class GenericResolver:
                 if target is None or target.label != "External":
                     target = Target(base.expr, "External", "unresolved")
             add("INHERITS", cls.id, "Symbol", target, base.line)
-        if ex.file.language == "go":
+        if self.facts.get(path, _NO_LANGUAGE).implicit_interfaces:
             for sym in ex.symbols:
                 for interface in self.satisfied(sym):
                     target = Target(interface.id, "Symbol", "satisfies", interface)
@@ -698,15 +716,6 @@ def _ancestors(directory: str) -> list[str]:
         directory = posixpath.dirname(directory)
         out.append(directory)
     return out
-
-
-def _crate_root(path: str) -> str:
-    """The folder a Rust file's crate is rooted in: its last ``src/`` folder (else the file's folder)."""
-    parts = path.split("/")
-    if "src" in parts[:-1]:
-        cut = len(parts) - 1 - parts[:-1][::-1].index("src")
-        return "/".join(parts[:cut])
-    return posixpath.dirname(path)
 
 
 def _strip_json_comments(text: str) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
+from cg.ingest.languages.registry import resolved_by_python
 from cg.model import FileExtraction
 
 # (line, column) -> answers; an answer is
@@ -220,7 +221,7 @@ def run_jedi(
     report = results.report
     tasks = []
     for ex in extractions:
-        if ex.file.language != "python":
+        if not resolved_by_python(ex.file.language):
             continue
         positions = positions_of(ex, property_names)
         if positions:

@@ -1,4 +1,4 @@
-"""First-cut Python name resolution, without jedi.
+"""The Python resolver: jedi's answers first (cg/ingest/resolve/jedi_resolver.py), then name lookup.
 
 Order, as Python itself looks names up: the local scope chain (nested definitions), the module,
 then the file's imports, then builtins. ``self.m()``/``cls.m()`` look up the enclosing class and its
@@ -12,10 +12,10 @@ unresolved. Nothing is guessed from a bare method name: a wrong edge costs more 
 
 from __future__ import annotations
 
-import builtins
 import re
 from dataclasses import dataclass
 
+from cg.ingest.languages.python import LANGUAGE
 from cg.ingest.resolve.jedi_resolver import JediResults
 from cg.model import (
     CallSite,
@@ -23,11 +23,12 @@ from cg.model import (
     External,
     FileExtraction,
     ImportRecord,
+    ResolvedBy,
     Symbol,
     symbol_id,
 )
 
-BUILTINS = frozenset(dir(builtins))
+BUILTINS = LANGUAGE.builtins
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Type|ClassVar|Final|Annotated)\[(.*)\]$")
 
 
@@ -61,19 +62,26 @@ class EdgeSink:
         self.seen: set[tuple[str, str, str]] = set()
 
     def add(
-        self, kind: str, src: str, src_label: str, dst: str, dst_label: str, line: int, how: tuple[str, float], **extra
+        self,
+        kind: str,
+        src: str,
+        src_label: str,
+        dst: str,
+        dst_label: str,
+        line: int,
+        how: tuple[ResolvedBy, float],
+        **extra,
     ) -> None:
         """``how`` is (resolved_by, confidence); an External target is named resolved unless ``resolved_by``
         says it is not."""
         resolved_by, confidence = how
         if dst_label == "External":
-            named = resolved_by not in ("unresolved", "ambiguous")
-            self.externals.setdefault(dst, External(dst, dst.rsplit(".", 1)[-1], named))
+            self.externals.setdefault(dst, External(dst, dst.rsplit(".", 1)[-1], resolved_by.resolved))
         key = (kind, src, dst)
         if key in self.seen or (kind == "IMPORTS" and dst == self.path):
             return
         self.seen.add(key)
-        self.edges.append(Edge(kind, src, dst, src_label, dst_label, line, resolved_by, confidence, **extra))
+        self.edges.append(Edge(kind, src, dst, src_label, dst_label, line, resolved_by.value, confidence, **extra))
 
     def result(self) -> tuple[list[Edge], list[External]]:
         return self.edges, list(self.externals.values())
@@ -88,14 +96,14 @@ class Target:
 
 
 # How each internal resolution step is reported on an edge: (resolved_by, confidence).
-PUBLIC_RESOLUTION = {
-    "jedi": ("jedi", 1.0),
-    "import": ("import", 0.95),
-    "scope": ("name", 0.9),
-    "self": ("name", 0.9),
-    "builtin": ("name", 0.9),
-    "annotation": ("name", 0.8),
-    "unresolved": ("unresolved", 0.0),
+PUBLIC_RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
+    "jedi": (ResolvedBy.JEDI, ResolvedBy.JEDI.confidence),
+    "import": (ResolvedBy.IMPORT, ResolvedBy.IMPORT.confidence),
+    "scope": (ResolvedBy.NAME, ResolvedBy.NAME.confidence),
+    "self": (ResolvedBy.NAME, ResolvedBy.NAME.confidence),
+    "builtin": (ResolvedBy.NAME, ResolvedBy.NAME.confidence),
+    "annotation": (ResolvedBy.NAME, 0.8),  # a stated type, not a definition in scope: a step less sure
+    "unresolved": (ResolvedBy.UNRESOLVED, ResolvedBy.UNRESOLVED.confidence),
 }
 
 
