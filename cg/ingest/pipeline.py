@@ -280,6 +280,7 @@ class Plan:
     trusted: bool  # the saved state matches the store and the settings: redo only what changed
     state: IndexState  # the saved state when trusted, else an empty one with this run's fingerprint
     fingerprint: str
+    embedding: str  # the embedder's cache key: vectors of another key must not mix with this run's
     shaping: dict[str, str]  # the settings that shape the index, by name (the fingerprint's parts)
     state_path: Path
     git_head: str  # "" outside git
@@ -344,6 +345,7 @@ def plan(settings: Settings, store: GraphStore, embedding: str, full: bool = Fal
         trusted,
         state,
         fp,
+        embedding,
         shaping,
         spath,
         git_head,
@@ -494,15 +496,15 @@ def write(
 ) -> Written:
     """Write the run into the store, then save the state. The store's token is cleared first and set
     last, so a run that dies half-way leaves an index the next run rebuilds in full."""
-    state, vectors, embedding = planned.state, embedded.vectors, planned.shaping["embedding"]
-    if store.get_meta("model") not in (None, embedding):  # other vectors: they must not mix
+    state, vectors = planned.state, embedded.vectors
+    if store.get_meta("model") not in (None, planned.embedding):  # other vectors: they must not mix
         store.reset()
     store.ensure_schema(vectors.width)
-    store.set_meta("model", embedding)
+    store.set_meta("model", planned.embedding)
     store.set_meta("state_token", "")
-    present, changed = planned.present, planned.changed_paths
-    files = {p: state.files[p] for p in present if p in state.files and p not in changed}
-    fresh, retimed = set(parsed.fresh), set(planned.retimed)
+    unchanged = (p for p in planned.present if p in state.files and p not in planned.changed_paths)
+    files = {p: state.files[p] for p in unchanged}  # then what this run rewrites
+    rewritten = set(parsed.fresh) | set(planned.retimed)
     with progress.stage("write", len(embedded.chunked) + len(embedded.sections) + 2) as advance:
         store.delete_files(planned.removed)
         for ex, unit in embedded.chunked:
@@ -517,17 +519,7 @@ def write(
             files[source.path] = _write_document(store, source, embedded.sections[source.path], planned, vectors)
             advance(1)
         _write_retimed_documents(store, files, planned, vectors.width)
-        # edges: every rewritten file lost its outgoing edges; affected files get theirs replaced
-        again = sorted(resolved.affected - fresh - retimed)
-        store.delete_edges(again)
-        for path in again:
-            files[path] = replace(
-                files[path], edges=resolved.files[path].edges, externals=resolved.files[path].externals
-            )
-        written = fresh | retimed | set(again)
-        store.write_edges(
-            [e for p in sorted(written) for e in files[p].edges], [x for p in again for x in files[p].externals]
-        )
+        written = _write_edges(store, files, resolved, rewritten)
         advance(1)
         _write_mentions(
             store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
@@ -579,6 +571,20 @@ def _write_code(
         lexical,
         len(unit.chunks),
     )
+
+
+def _write_edges(store: GraphStore, files: dict[str, FileState], resolved: Resolved, rewritten: set[str]) -> set[str]:
+    """Every rewritten file lost its outgoing edges: lay them again; the affected files get theirs
+    replaced. Returns the files whose edges were written."""
+    again = sorted(resolved.affected - rewritten)
+    store.delete_edges(again)
+    for path in again:
+        files[path] = replace(files[path], edges=resolved.files[path].edges, externals=resolved.files[path].externals)
+    written = rewritten | set(again)
+    store.write_edges(
+        [e for p in sorted(written) for e in files[p].edges], [x for p in again for x in files[p].externals]
+    )
+    return written
 
 
 def _write_document(
