@@ -35,9 +35,9 @@ class Settings:
     # fp32, int8 or int8-mixed (onnx only); "" = the backend's default: int8 on onnx, fp32 on torch
     embed_precision: str = ""
     embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
+    embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
-    embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
     # resolution: "jedi" (precise, slower) or "name" (tree-sitter scopes and imports only)
     resolver: str = "jedi"
     jedi_workers: int = 0  # 0 = one per core

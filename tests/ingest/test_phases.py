@@ -14,6 +14,7 @@ from cg.graph.kuzu_store import KuzuStore
 from cg.ingest.pipeline import Vectors, index_repository, plan
 from cg.ingest.state import fingerprint, index_settings
 from tests.conftest import copy_shop
+from tests.ingest.helpers import extract_repo
 
 
 def test_vectors_hand_out_consecutive_blocks() -> None:
@@ -67,6 +68,25 @@ def test_plan_names_what_changed_since_the_last_run(tmp_path: Path) -> None:
         rebuild = plan(settings, store, embedder.cache_key, full=True)
         assert not rebuild.trusted and rebuild.mode == "full"
         assert len(rebuild.changed) == len(rebuild.present)
+    finally:
+        store.close()
+
+
+def test_embedded_docstrings_land_on_their_own_definitions(tmp_path: Path) -> None:
+    """The docstring vectors sit between each file's chunks and the next file's symbols: a block taken
+    out of order would put them on the wrong definitions."""
+    repo = copy_shop(tmp_path / "shop")
+    settings = load_settings(repo, resolver="name", embed_docstrings=True)
+    embedder = embedder_for(settings)
+    store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    try:
+        index_repository(settings, store, embedder)
+        documented = [s for ex in extract_repo(repo) for s in ex.symbols if s.docstring and s.kind != "module"]
+        unique = [s for s in documented if [d.docstring for d in documented].count(s.docstring) == 1]
+        assert len(unique) >= 5
+        for symbol in unique[:: max(1, len(unique) // 5)]:
+            [(hit, score)] = store.vector(embedder.embed([symbol.docstring])[0], 1, prop="doc_embedding")
+            assert hit == symbol.id and score > 0.99, symbol.id
     finally:
         store.close()
 
