@@ -35,6 +35,7 @@ class Settings:
     # fp32, int8 or int8-mixed (onnx only); "" = the backend's default: int8 on onnx, fp32 on torch
     embed_precision: str = ""
     embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
+    embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
     # resolution: "jedi" (precise, slower) or "name" (tree-sitter scopes and imports only)
@@ -47,7 +48,9 @@ class Settings:
     rrf_k: int = 60  # RRF's k, with fusion = "rrf"
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
-    weight_doc: float = 0.0  # the docstring arm; cg eval measured it hurting (benchmarks/RESULTS.md)
+    # the docstring arm; cg eval measured it hurting (benchmarks/RESULTS.md). It needs
+    # embed_docstrings = true, or there are no docstring vectors for it to rank
+    weight_doc: float = 0.0
     weight_graph: float = 0.2  # the graph arm: callers/callees of the first hits lifted (cg/queries/search.py)
     prior_tests: float = 0.5  # score factor for tests (unless the question mentions tests)
     prior_modules: float = 0.5  # ... for a whole module's own chunk
@@ -79,6 +82,7 @@ _ENV = {
     "CG_EMBED_MAX_TOKENS": "embed_max_tokens",
     "CG_CACHE_DIR": "cache_dir",
     "CG_MAX_FILE_BYTES": "max_file_bytes",
+    "CG_EMBED_DOCSTRINGS": "embed_docstrings",
     "CG_RESOLVER": "resolver",
     "CG_JEDI_WORKERS": "jedi_workers",
     "CG_JEDI_BUDGET": "jedi_budget",
@@ -169,4 +173,6 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError("embed_precision 'int8-mixed' needs embed_backend = 'onnx'")
     if settings.backend not in ("kuzu", "neo4j"):
         raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
+    if settings.weight_doc > 0 and not settings.embed_docstrings:
+        raise ConfigError("weight_doc > 0 ranks docstring vectors: set embed_docstrings = true (and re-index)")
     return settings

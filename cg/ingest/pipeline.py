@@ -1,4 +1,5 @@
-"""Orchestrates one index run: walk -> extract -> resolve -> chunk -> embed -> write.
+"""One index run as named phases: ``plan`` (what changed since the saved state), ``parse``,
+``resolve``, ``embed`` (chunks, documents, commits) and ``write``; ``index_repository`` calls them in turn.
 
 Parse trees never outlive their file: extraction keeps plain records only. The summary counts every
 stage (files, definitions, edges, share of call sites resolved in the repo, files skipped and why),
@@ -7,23 +8,25 @@ so an incomplete graph never looks like a finished one.
 
 from __future__ import annotations
 
-import re
 import resource
 import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from cg.config import Settings
-from cg.embed import Embedder, content_hash
-from cg.graph.store import SCHEMA_VERSION, FileWrite, GraphStore
-from cg.ingest import git
-from cg.ingest.chunk import chunk_file
+from cg.embed import Embedder, approx_tokens, content_hash
+from cg.graph.store import FileWrite, GraphStore
+from cg.ingest import freshness, git
+from cg.ingest.chunk import Chunked, chunk_file
 from cg.ingest.docs import MentionIndex, split_document
+from cg.ingest.history import History, read_history, write_history
 from cg.ingest.languages import Extractors
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
@@ -38,9 +41,8 @@ from cg.ingest.state import (
     save_state,
     state_path,
 )
-from cg.ingest.walk import DOC_LANGUAGES, WalkReport, file_kind, language_for, module_name, walk
-from cg.lexical import analyze_text
-from cg.model import CommitRecord, Edge, External, FileExtraction, FileRecord
+from cg.ingest.walk import DOC_LANGUAGES, SourceFile, WalkReport, file_kind, module_name, walk
+from cg.model import DocSection, Edge, External, FileExtraction, FileRecord
 
 
 class Progress(Protocol):
@@ -229,209 +231,392 @@ def index_repository(
     saved state cannot be trusted (see cg/ingest/state.py and docs/freshness.md)."""
     progress = progress or _Silent()
     summary = IndexSummary(repo=str(settings.repo), backend=store.backend)
-    started = time.perf_counter()
+    clock = _Stopwatch()
+
+    planned = plan(settings, store, embedder.cache_key, full, since)
+    summary.mode, summary.added = planned.mode, planned.added
+    summary.changed, summary.removed_files = len(planned.changed) - planned.added, len(planned.removed)
+
+    parsed = parse(planned, progress, summary)
+    summary.seconds["parse"] = clock.lap()  # with the plan: walking and hashing the tree
+
+    resolved = resolve(planned, parsed, progress, summary)
+    summary.affected = len(resolved.affected)
+    summary.seconds["resolve"] = clock.lap() - summary.seconds.get("jedi", 0.0)
+
+    embedded = embed(planned, parsed, embedder, store, progress)
+    summary.embedded, summary.embed_cached = embedded.embedded, embedded.cached
+    summary.seconds["model"] = embedded.model_seconds
+    summary.seconds["embed"] = clock.lap() - embedded.model_seconds
+
+    written = write(planned, parsed, resolved, embedded, store, progress)
+    summary.pruned_externals = written.pruned_externals
+    summary.seconds["write"] = clock.lap()
+
+    _totals(summary, written.files, planned.report)
+    summary.commits, summary.commits_new = len(embedded.history.commits), len(embedded.history.new)
+    summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return summary
+
+
+class _Stopwatch:
+    """Seconds between laps, the first counted from its creation."""
+
+    def __init__(self) -> None:
+        self._last = time.perf_counter()
+
+    def lap(self) -> float:
+        now = time.perf_counter()
+        seconds, self._last = now - self._last, now
+        return seconds
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do, decided before anything is parsed: whether it builds on the saved state,
+    what is on disk, and which files changed, appeared, vanished or only got a new commit time."""
+
+    settings: Settings
+    trusted: bool  # the saved state matches the store and the settings: redo only what changed
+    state: IndexState  # the saved state when trusted, else an empty one with this run's fingerprint
+    fingerprint: str
+    embedding: str  # the embedder's cache key: vectors of another key must not mix with this run's
+    shaping: dict[str, str]  # the settings that shape the index, by name (the fingerprint's parts)
+    state_path: Path
+    git_head: str  # "" outside git
+    report: WalkReport
+    sources: list[SourceFile]  # read from disk (with --since: only the files of the diff)
+    present: set[str]  # every path the index holds after the run
+    changed: list[SourceFile]  # new or other content: every source of a full run
+    removed: list[str]  # in the index, gone from the tree
+    retimed: list[str]  # the same content, another newest commit
+    committed: dict[str, int]  # path -> time of the newest commit touching it
+
+    @property
+    def mode(self) -> str:
+        return "incremental" if self.trusted else "full"
+
+    @property
+    def saved(self) -> IndexState | None:
+        """The saved state when this run builds on it."""
+        return self.state if self.trusted else None
+
+    @cached_property
+    def changed_paths(self) -> set[str]:
+        return {s.path for s in self.changed}
+
+    @cached_property
+    def added(self) -> int:
+        """How many of the changed files are new to the index."""
+        return sum(1 for s in self.changed if s.path not in self.state.files)
+
+    @cached_property
+    def documents(self) -> list[SourceFile]:
+        """The changed documents: split into sections, not parsed."""
+        return [s for s in self.changed if s.language in DOC_LANGUAGES]
+
+
+def plan(settings: Settings, store: GraphStore, embedding: str, full: bool = False, since: str | None = None) -> Plan:
+    """Trust the saved state or start over, then compare the tree with it. ``embedding`` is the
+    embedder's cache key; with ``since`` only the files of ``git diff since`` are read, the others are
+    taken as they were."""
     repo = settings.repo
     git_head = git.head(repo)
     spath = state_path(settings.index_dir, store.backend)
-    shaping = index_settings(settings, embedder.cache_key)
+    shaping = index_settings(settings, embedding)
     fp = fingerprint(*shaping.values())
-    state = None if full else load_state(spath)
-    trusted = (
-        state is not None
-        and state.fingerprint == fp
-        and bool(state.token)
-        and state.token == store.get_meta("state_token")
-        and store.get_meta("model") == embedder.cache_key
-        and store.get_meta("schema") == SCHEMA_VERSION
-    )
+    saved = None if full else load_state(spath)
     if since is not None and not git_head:
         raise git.GitError("--since needs a git repository")
-    if not trusted:
-        state = IndexState(fingerprint=fp, settings=shaping)
-    assert state is not None
-    summary.mode = "incremental" if trusted else "full"
-
-    # -- plan: what is on disk now, what changed -------------------------------------------------
+    trusted = saved is not None and freshness.trusted(saved, fp, store, embedding)
+    state = saved if saved is not None and trusted else IndexState(fingerprint=fp, settings=shaping)
     report = WalkReport()
     only = git.changed_since(repo, since) if since is not None and trusted else None
     sources = list(walk(repo, report, settings.max_file_bytes, only=only))
-    on_disk = {s.path: s for s in sources}
-    if only is None:
-        present = set(on_disk)
-    else:  # --since: files outside the diff are taken as they were
-        present = (set(state.files) - only) | set(on_disk)
+    on_disk = {s.path for s in sources}
+    present = on_disk if only is None else (set(state.files) - only) | on_disk  # --since: the rest as it was
     committed = git.last_commit_times(repo, present) if git_head else {}
     stored = set(state.files) if trusted else set(store.file_shas())
-    removed = sorted(stored - present)
-    changed = [s for s in sources if not trusted or s.path not in state.files or state.files[s.path].sha != s.blob_sha]
-    changed_paths = {s.path for s in changed}
-    retimed = sorted(
-        p
-        for p in present - changed_paths
-        if trusted and p in state.files and state.files[p].committed_at != committed.get(p, 0)
+    changed = [s for s in sources if s.path not in state.files or state.files[s.path].sha != s.blob_sha]
+    unchanged = present - {s.path for s in changed}
+    retimed = sorted(p for p in unchanged if p in state.files and state.files[p].committed_at != committed.get(p, 0))
+    return Plan(
+        settings,
+        trusted,
+        state,
+        fp,
+        embedding,
+        shaping,
+        spath,
+        git_head,
+        report,
+        sources,
+        present,
+        changed,
+        sorted(stored - present),
+        retimed,
+        committed,
     )
-    summary.added = sum(1 for s in changed if s.path not in state.files)
-    summary.changed = len(changed) - summary.added
-    summary.removed_files = len(removed)
 
-    # -- parse: changed code files; everything else comes from the state -------------------------
-    code = [s for s in changed if extractor_for(s.language)]
-    docs = [s for s in changed if s.language in DOC_LANGUAGES]
-    fresh = {ex.file.path: ex for ex in _extract(code, committed, progress, summary)}
+
+@dataclass(frozen=True)
+class Parsed:
+    fresh: dict[str, FileExtraction]  # the changed code files, parsed in this run
+    extractions: dict[str, FileExtraction]  # every code file present: fresh, else from the saved state
+
+
+def parse(planned: Plan, progress: Progress, summary: IndexSummary) -> Parsed:
+    """Parse the changed code files; every other code file's records come from the saved state (with
+    its new commit time when only that changed)."""
+    code = [s for s in planned.changed if extractor_for(s.language)]
+    fresh = {ex.file.path: ex for ex in _extract(code, planned.committed, progress, summary)}
+    saved, retimed = planned.state.files, set(planned.retimed)
     extractions: dict[str, FileExtraction] = {}
-    for path in sorted(present):
+    for path in sorted(planned.present):
+        before = saved[path].extraction if path in saved and path not in planned.changed_paths else None
         if path in fresh:
             extractions[path] = fresh[path]
-        elif path not in changed_paths and path in state.files and state.files[path].extraction is not None:
-            ex = state.files[path].extraction
-            if path in retimed:
-                ex = replace(ex, file=replace(ex.file, committed_at=committed.get(path, 0)))
-            extractions[path] = ex
-    summary.seconds["parse"] = time.perf_counter() - started
+        elif before is not None and path in retimed:
+            extractions[path] = replace(before, file=replace(before.file, committed_at=planned.committed.get(path, 0)))
+        elif before is not None:
+            extractions[path] = before
+    return Parsed(fresh, extractions)
 
-    # -- resolve: changed files and the unchanged ones whose edges may now point elsewhere --------
-    started = time.perf_counter()
-    touched = changed_paths | set(removed)
-    affected = _affected(state, extractions, fresh, touched) if trusted else set()
-    summary.affected = len(affected)
-    targets = set(fresh) | affected
-    resolved = resolve_files(settings, list(extractions.values()), targets, progress, summary) if targets else {}
-    summary.seconds["resolve"] = time.perf_counter() - started - summary.seconds.get("jedi", 0.0)
 
-    # -- chunk and embed what is new --------------------------------------------------------------
-    started = time.perf_counter()
-    rewrite = [extractions[p] for p in sorted(set(fresh) | set(retimed)) if p in extractions]
+@dataclass(frozen=True)
+class Resolved:
+    affected: set[str]  # unchanged files whose edges may now point elsewhere
+    files: dict[str, Resolution]  # the edges of the fresh and the affected files
+
+
+def resolve(planned: Plan, parsed: Parsed, progress: Progress, summary: IndexSummary) -> Resolved:
+    """Resolve the changed files and the unchanged ones a change may redirect, against the whole repo."""
+    touched = planned.changed_paths | set(planned.removed)
+    affected = (
+        freshness.affected(planned.state, parsed.extractions, parsed.fresh, touched) if planned.trusted else set()
+    )
+    targets = set(parsed.fresh) | affected
+    extractions = list(parsed.extractions.values())
+    return Resolved(
+        affected, resolve_files(planned.settings, extractions, targets, progress, summary) if targets else {}
+    )
+
+
+class Vectors:
+    """The embedded matrix, handed out in consecutive blocks in the order its texts were laid down
+    (``_texts``); ``done`` checks that every row was taken, so no vector lands on the wrong node."""
+
+    def __init__(self, matrix: np.ndarray, width: int) -> None:
+        self.width = width
+        self._matrix = matrix
+        self._offset = 0
+
+    def take(self, n: int) -> np.ndarray:
+        """The next ``n`` vectors (an empty block of the right width for none)."""
+        end = self._offset + n
+        if end > len(self._matrix):
+            raise AssertionError(f"asked for vectors up to {end}, beyond the {len(self._matrix)} embedded")
+        block = self._matrix[self._offset : end] if n else np.zeros((0, self.width), np.float32)
+        self._offset = end
+        return block
+
+    def done(self) -> None:
+        if self._offset != len(self._matrix):
+            raise AssertionError(f"the write took {self._offset} of {len(self._matrix)} embedded vectors")
+
+
+@dataclass(frozen=True)
+class Embedded:
+    chunked: list[tuple[FileExtraction, Chunked]]  # the code files to rewrite (fresh or retimed)
+    sections: dict[str, list[DocSection]]  # the changed documents' sections
+    history: History
+    vectors: Vectors  # one per text of ``_texts``, in its order
+    model_seconds: float  # loading the tokenizer and the model, reported apart from embedding
+    embedded: int  # texts the model embedded
+    cached: int  # texts whose vector came from the cache
+
+
+def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphStore, progress: Progress) -> Embedded:
+    """Chunk the files to rewrite, split the changed documents, read the new commits, and embed them
+    all (the model is loaded only when the cache misses a text)."""
+    settings = planned.settings
+    rewrite = sorted(set(parsed.fresh) | set(planned.retimed))
     loading = time.perf_counter()
-    counter = embedder.token_counter() if rewrite else None
+    counter = embedder.token_counter() if rewrite else approx_tokens
     model_seconds = time.perf_counter() - loading
-    embed_docs = settings.weight_doc > 0  # the docstring arm is off by default: do not pay for it
-    chunked = [(ex, chunk_file(ex, settings.chunk_tokens, counter)) for ex in rewrite]
-    sections = {s.path: split_document(s.path, s.data.decode("utf-8"), s.language) for s in docs}
-    history = _history(repo, settings.history_commits, state, git_head, trusted)
-    texts: list[str] = []
-    for _, unit in chunked:
-        texts.extend(unit.embed_texts)
-        texts.extend(c.text for c in unit.chunks)
-        if embed_docs:
-            texts.extend(s.docstring for s in unit.symbols if s.docstring)
-    for secs in sections.values():
-        texts.extend(d.embed_text for d in secs)
-    texts.extend(c.message for c in history.new)
+    chunked = [
+        (ex, chunk_file(ex, settings.chunk_tokens, counter)) for p in rewrite if (ex := parsed.extractions.get(p))
+    ]
+    sections = {s.path: split_document(s.path, s.data.decode("utf-8"), s.language) for s in planned.documents}
+    history = read_history(settings.repo, settings.history_commits, planned.git_head, planned.saved, extractor_for)
+    texts = _texts(chunked, sections, history, settings.embed_docstrings)
     if len(embedder.cache.get_many(embedder.cache_key, [content_hash(t) for t in set(texts)])) < len(set(texts)):
         loading = time.perf_counter()
         embedder.load()  # here, so its time is reported apart from embedding
         model_seconds += time.perf_counter() - loading
     with progress.stage("embed", len(texts)) as advance:
-        vectors = embedder.embed(texts, advance)
-    summary.embedded, summary.embed_cached = embedder.embedded, embedder.cached
-    summary.seconds["model"] = model_seconds
-    summary.seconds["embed"] = time.perf_counter() - started - model_seconds
-
-    # -- write ------------------------------------------------------------------------------------
-    started = time.perf_counter()
-    if len(texts):
-        dimension = int(vectors.shape[1])
+        matrix = embedder.embed(texts, advance)
+    embedded, cached = embedder.embedded, embedder.cached
+    if texts:
+        width = int(matrix.shape[1])
     else:  # nothing new to embed: do not load the model just to learn its width
-        stored_dimension = store.get_meta("dimension") if store.get_meta("model") == embedder.cache_key else None
-        dimension = int(stored_dimension) if stored_dimension else embedder.dimension
-    if store.get_meta("model") not in (None, embedder.cache_key):  # other vectors: they must not mix
+        stored = store.get_meta("dimension") if store.get_meta("model") == embedder.cache_key else None
+        width = int(stored) if stored else embedder.dimension
+    return Embedded(chunked, sections, history, Vectors(matrix, width), model_seconds, embedded, cached)
+
+
+def _texts(
+    chunked: list[tuple[FileExtraction, Chunked]],
+    sections: dict[str, list[DocSection]],
+    history: History,
+    docstrings: bool,
+) -> list[str]:
+    """Every text to embed, in the order ``write`` takes their vectors: per code file its symbols, its
+    chunks and (when embedded) its docstrings, then the documents' sections, then the new commits."""
+    texts: list[str] = []
+    for _, unit in chunked:
+        texts.extend(unit.embed_texts)
+        texts.extend(c.text for c in unit.chunks)
+        if docstrings:
+            texts.extend(s.docstring for s in unit.symbols if s.docstring)
+    for secs in sections.values():
+        texts.extend(d.embed_text for d in secs)
+    texts.extend(c.message for c in history.new)
+    return texts
+
+
+@dataclass(frozen=True)
+class Written:
+    files: dict[str, FileState]  # every file the index holds after the run
+    pruned_externals: int
+
+
+def write(
+    planned: Plan, parsed: Parsed, resolved: Resolved, embedded: Embedded, store: GraphStore, progress: Progress
+) -> Written:
+    """Write the run into the store, then save the state. The store's token is cleared first and set
+    last, so a run that dies half-way leaves an index the next run rebuilds in full."""
+    state, vectors = planned.state, embedded.vectors
+    if store.get_meta("model") not in (None, planned.embedding):  # other vectors: they must not mix
         store.reset()
-    store.ensure_schema(dimension)
-    store.set_meta("model", embedder.cache_key)
-    store.set_meta("state_token", "")  # a run that dies from here on leaves an index the next run rebuilds
-    offset = 0
-
-    def take(n: int) -> np.ndarray:
-        nonlocal offset
-        block = vectors[offset : offset + n] if n else np.zeros((0, dimension), np.float32)
-        offset += n
-        return block
-
-    files: dict[str, FileState] = {p: state.files[p] for p in present if p in state.files and p not in changed_paths}
-    with progress.stage("write", len(chunked) + len(sections) + 2) as advance:
-        store.delete_files(removed)
-        for ex, unit in chunked:
-            symbol_vectors = take(len(unit.symbols))
-            chunk_vectors = take(len(unit.chunks))
-            doc_vectors = iter(take(sum(1 for s in unit.symbols if s.docstring) if embed_docs else 0))
-            docs_vecs = [next(doc_vectors) if s.docstring and embed_docs else None for s in unit.symbols]
-            if ex.file.path in resolved:
-                res = resolved[ex.file.path]
+    store.ensure_schema(vectors.width)
+    store.set_meta("model", planned.embedding)
+    store.set_meta("state_token", "")
+    unchanged = (p for p in planned.present if p in state.files and p not in planned.changed_paths)
+    files = {p: state.files[p] for p in unchanged}  # then what this run rewrites
+    rewritten = set(parsed.fresh) | set(planned.retimed)
+    with progress.stage("write", len(embedded.chunked) + len(embedded.sections) + 2) as advance:
+        store.delete_files(planned.removed)
+        for ex, unit in embedded.chunked:
+            path = ex.file.path
+            if path in resolved.files:
+                res = resolved.files[path]
             else:  # only its commit time changed: its edges are the ones it had
-                fs = files[ex.file.path]
-                res = Resolution(fs.edges, fs.externals)
-            edges, externals = res.edges, res.externals
-            store.write_file(
-                FileWrite(
-                    ex.file,
-                    unit.symbols,
-                    symbol_vectors,
-                    externals,
-                    chunks=unit.chunks,
-                    chunk_embeddings=chunk_vectors,
-                    doc_embeddings=docs_vecs,
-                )
-            )
-            files[ex.file.path] = FileState(
-                ex.file.blob_sha,
-                ex.file.committed_at,
-                ex.file.language,
-                ex,
-                edges,
-                externals,
-                [len(s.search_text.split()) for s in unit.symbols] + [len(c.search_text.split()) for c in unit.chunks],
-                len(unit.chunks),
-            )
+                res = Resolution(files[path].edges, files[path].externals)
+            files[path] = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings)
             advance(1)
-        for source in docs:
-            secs = sections[source.path]
-            record = _record(source, source.data, committed.get(source.path, 0))
-            store.write_file(FileWrite(record, [], np.zeros((0, dimension), np.float32)))
-            store.write_docs(source.path, secs, take(len(secs)))
-            files[source.path] = FileState(record.blob_sha, record.committed_at, record.language, sections=secs)
+        for source in planned.documents:
+            files[source.path] = _write_document(store, source, embedded.sections[source.path], planned, vectors)
             advance(1)
-        for path in retimed:
-            if files[path].extraction is None:  # a document: only its File node carries the time
-                fs = files[path] = replace(files[path], committed_at=committed.get(path, 0))
-                loc = fs.sections[-1].end_line if fs.sections else 0
-                record = FileRecord(path, fs.language, "docs", fs.sha, loc, committed_at=fs.committed_at)
-                store.write_file(FileWrite(record, [], np.zeros((0, dimension), np.float32)))
-        # edges: every rewritten file lost its outgoing edges; affected files get theirs replaced
-        kept = sorted(affected - set(fresh) - set(retimed))
-        store.delete_edges(kept)
-        for path in kept:
-            res = resolved[path]
-            files[path] = replace(files[path], edges=res.edges, externals=res.externals)
-        written = set(fresh) | set(retimed) | set(kept)
-        store.write_edges(
-            [e for p in sorted(written) for e in files[p].edges],
-            [x for p in kept for x in files[p].externals],
+        _write_retimed_documents(store, files, planned, vectors.width)
+        written = _write_edges(store, files, resolved, rewritten)
+        advance(1)
+        _write_mentions(
+            store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
         )
+        history = embedded.history
+        write_history(
+            store, history, vectors.take(len(history.new)), written | set(planned.removed), not planned.trusted
+        )
+        vectors.done()
+        pruned = store.prune_externals()
         advance(1)
-        _write_mentions(store, files, extractions, None if not trusted else {s.path for s in docs})
-        _write_history(store, history, take(len(history.new)), written | set(removed), full=not trusted)
-        state.commits = history.commits
-        summary.pruned_externals = store.prune_externals()
-        advance(1)
+    _write_lengths(store, files, history)
+    store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    store.set_meta("head", planned.git_head)
+    state.files, state.commits, state.head, state.token = files, history.commits, planned.git_head, new_token()
+    state.settings = planned.shaping
+    save_state(planned.state_path, state)
+    store.set_meta("state_token", state.token)
+    return Written(files, pruned)
+
+
+def _write_code(
+    store: GraphStore, ex: FileExtraction, unit: Chunked, res: Resolution, vectors: Vectors, docstrings: bool
+) -> FileState:
+    """One code file's nodes with their vectors (taken in ``_texts`` order); its state for the next run."""
+    symbol_vectors = vectors.take(len(unit.symbols))
+    chunk_vectors = vectors.take(len(unit.chunks))
+    doc_vectors = iter(vectors.take(sum(1 for s in unit.symbols if s.docstring) if docstrings else 0))
+    per_symbol = [next(doc_vectors) if s.docstring and docstrings else None for s in unit.symbols]
+    store.write_file(
+        FileWrite(
+            ex.file,
+            unit.symbols,
+            symbol_vectors,
+            res.externals,
+            chunks=unit.chunks,
+            chunk_embeddings=chunk_vectors,
+            doc_embeddings=per_symbol,
+        )
+    )
+    lexical = [len(s.search_text.split()) for s in unit.symbols] + [len(c.search_text.split()) for c in unit.chunks]
+    return FileState(
+        ex.file.blob_sha,
+        ex.file.committed_at,
+        ex.file.language,
+        ex,
+        res.edges,
+        res.externals,
+        lexical,
+        len(unit.chunks),
+    )
+
+
+def _write_edges(store: GraphStore, files: dict[str, FileState], resolved: Resolved, rewritten: set[str]) -> set[str]:
+    """Every rewritten file lost its outgoing edges: lay them again; the affected files get theirs
+    replaced. Returns the files whose edges were written."""
+    again = sorted(resolved.affected - rewritten)
+    store.delete_edges(again)
+    for path in again:
+        files[path] = replace(files[path], edges=resolved.files[path].edges, externals=resolved.files[path].externals)
+    written = rewritten | set(again)
+    store.write_edges(
+        [e for p in sorted(written) for e in files[p].edges], [x for p in again for x in files[p].externals]
+    )
+    return written
+
+
+def _write_document(
+    store: GraphStore, source: SourceFile, sections: list[DocSection], planned: Plan, vectors: Vectors
+) -> FileState:
+    """A changed document: its File node and its sections with their vectors."""
+    record = _record(source, source.data, planned.committed.get(source.path, 0))
+    store.write_file(FileWrite(record, [], np.zeros((0, vectors.width), np.float32)))
+    store.write_docs(source.path, sections, vectors.take(len(sections)))
+    return FileState(record.blob_sha, record.committed_at, record.language, sections=sections)
+
+
+def _write_retimed_documents(store: GraphStore, files: dict[str, FileState], planned: Plan, width: int) -> None:
+    """Documents whose content is the same but whose newest commit is another: only their File node
+    carries the time (retimed code files are rewritten whole, with their symbols)."""
+    for path in planned.retimed:
+        if files[path].extraction is None:
+            fs = files[path] = replace(files[path], committed_at=planned.committed.get(path, 0))
+            loc = fs.sections[-1].end_line if fs.sections else 0
+            record = FileRecord(path, fs.language, "docs", fs.sha, loc, committed_at=fs.committed_at)
+            store.write_file(FileWrite(record, [], np.zeros((0, width), np.float32)))
+
+
+def _write_lengths(store: GraphStore, files: dict[str, FileState], history: History) -> None:
+    """BM25's N and average length per searchable kind (cg/queries/search.py), over the whole index."""
     for key, lengths in (
         ("lexical", [n for fs in files.values() for n in fs.lexical]),
         ("doc", [len(d.search_text.split()) for fs in files.values() for d in fs.sections]),
         ("commit", [len(c.search_text.split()) for c in history.commits.values()]),
-    ):  # BM25's N and average length per searchable kind (cg/queries/search.py)
+    ):
         store.set_meta(f"{key}_docs", str(len(lengths)))
         store.set_meta(f"{key}_avgdl", f"{(sum(lengths) / len(lengths)) if lengths else 0.0:.4f}")
-    store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    store.set_meta("head", git_head)
-    state.files, state.head, state.token = files, git_head, new_token()
-    state.settings = shaping
-    save_state(spath, state)
-    store.set_meta("state_token", state.token)
-    summary.seconds["write"] = time.perf_counter() - started
-
-    _totals(summary, files, report)
-    summary.commits, summary.commits_new = len(history.commits), len(history.new)
-    summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return summary
 
 
 def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkReport) -> None:
@@ -459,86 +644,6 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
     summary.other_files, summary.ignored = report.other_text, report.ignored
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _interface(ex: FileExtraction | None) -> dict[str, tuple]:
-    """What other files can see of a file, keyed so that old and new versions compare: every
-    definition (name, kind, signature, decorators), every typed name (module variables and
-    attributes, with their type), every name it imports (a re-export to its importers) and every
-    base class. The first element of each value is the name other files would write."""
-    if ex is None:
-        return {}
-    out: dict[str, tuple] = {}
-    for s in ex.symbols:
-        if s.kind != "module":
-            out[f"def {s.id}"] = (s.name, s.kind, s.signature, s.decorators, s.parent_id)
-    for t in ex.assignments:
-        out[f"var {t.scope_id} {t.name}"] = (t.name.removeprefix("self."), t.type_expr)
-    for i in ex.imports:
-        out[f"import {i.local_name}"] = (i.local_name, i.module, i.name, i.level)
-    for name, local in ex.exports.items():
-        out[f"export {name}"] = (name, local)
-    for b in ex.bases:
-        out[f"base {b.class_id} {b.expr}"] = (b.class_id.rsplit(".", 1)[-1].rsplit("::", 1)[-1], b.expr)
-    return out
-
-
-def _sites(ex: FileExtraction) -> list[set[str]]:
-    """The identifiers of every expression resolution looks at: callees, imports, bases, property reads."""
-    out = [set(_WORD.findall(c.callee)) for c in ex.calls]
-    out += [set(_WORD.findall(f"{i.module} {i.name} {i.alias}")) for i in ex.imports]
-    out += [set(_WORD.findall(b.expr)) for b in ex.bases]
-    out += [{r.attr} for r in ex.attribute_reads]
-    return out
-
-
-def _affected(
-    state: IndexState,
-    extractions: dict[str, FileExtraction],
-    fresh: dict[str, FileExtraction],
-    touched: set[str],
-) -> set[str]:
-    """Unchanged files whose edges may change because of the ``touched`` files (changed, added or
-    removed), found by comparing each touched file's old and new version:
-
-    - a name whose definition, type, import or bases appeared, vanished or changed shape: every
-      file that writes that name is re-resolved (a renamed function must lose its callers' edges, a
-      new one must gain them, a dropped re-export must break its importers');
-    - a definition that vanished or whose body changed: every file with an edge into it is
-      re-resolved (jedi infers through bodies: what ``make()`` returns decides what ``make().run()``
-      calls), as is every file with an edge into a removed file.
-
-    A body-only edit thus costs its callers, not every file that imports the module. See
-    docs/freshness.md for what this leaves out and why."""
-    names: set[str] = set()
-    targets: set[str] = set()
-    for path in touched:
-        before = state.files[path].extraction if path in state.files else None
-        after = fresh.get(path)
-        if before is None and after is None:  # a document: nothing resolves against it
-            continue
-        old, new = _interface(before), _interface(after)
-        names.update(old[k][0] for k in old if new.get(k) != old[k])
-        names.update(new[k][0] for k in new if old.get(k) != new[k])
-        if before is None or after is None:  # a module appeared or vanished
-            names.add(((before or after).file.module or path).rsplit(".", 1)[-1])
-            targets.add(path)
-        old_text = {s.id: s.text for s in before.symbols} if before else {}
-        new_text = {s.id: s.text for s in after.symbols} if after else {}
-        targets.update(sid for sid, text in old_text.items() if new_text.get(sid) != text)
-    names.discard("")
-    out: set[str] = set()
-    for path, ex in extractions.items():
-        if path in touched or path not in state.files:
-            continue
-        if any(e.dst in targets or e.dst.split("::", 1)[0] in targets for e in state.files[path].edges):
-            out.add(path)
-        elif any(words & names for words in _sites(ex)):
-            out.add(path)
-    return out
-
-
 def _write_mentions(
     store: GraphStore,
     files: dict[str, FileState],
@@ -561,68 +666,3 @@ def _write_mentions(
             pairs.extend(now)
             files[path] = replace(fs, mentions=now)
     store.write_mentions(paths, pairs)
-
-
-@dataclass
-class _History:
-    commits: dict[str, CommitRecord] = field(default_factory=dict)  # the window, newest first
-    new: list[CommitRecord] = field(default_factory=list)
-    gone: list[str] = field(default_factory=list)
-
-
-def _history(repo, limit: int, state: IndexState, git_head: str, trusted: bool) -> _History:
-    """The newest ``limit`` commits; the ones the state already has keep their touches."""
-    if not git_head or limit <= 0:
-        return _History(gone=sorted(state.commits) if trusted else [])
-    if trusted and git_head == state.head:
-        return _History(commits=state.commits)
-    infos = git.recent_commits(repo, limit)
-    known = state.commits if trusted else {}
-    todo = [i for i in infos if i.sha not in known]
-    specs = sorted({f"{i.sha}:{p}" for i in todo for p in i.hunks if extractor_for(language_for(p) or "")})
-    blobs = git.blobs_at(repo, specs)
-    commits: dict[str, CommitRecord] = {}
-    new: list[CommitRecord] = []
-    for info in infos:
-        if info.sha in known:
-            commits[info.sha] = known[info.sha]
-            continue
-        touches: list[tuple[str, str]] = []
-        for path, ranges in sorted(info.hunks.items()):
-            touches.append((path, ""))
-            data = blobs.get(f"{info.sha}:{path}")
-            language = language_for(path) or ""
-            if data is None or not extractor_for(language):
-                continue
-            record = FileRecord(path, language, "source", "", 0, module_name(path) if language == "python" else "")
-            for sym in extractor_for(language).extract(record, data).symbols:
-                if sym.kind != "module" and any(a <= sym.end_line and b >= sym.start_line for a, b in ranges):
-                    touches.append((path, sym.id))
-        record = CommitRecord(
-            id=info.sha,
-            short=info.short,
-            author=info.author,
-            committed_at=info.committed_at,
-            subject=info.subject,
-            message=info.message,
-            search_text=analyze_text(info.message),
-            touches=tuple(touches),
-        )
-        commits[info.sha] = record
-        new.append(record)
-    gone = sorted(set(known) - set(commits)) if trusted else []
-    return _History(commits, new, gone)
-
-
-def _write_history(store: GraphStore, history: _History, vectors: np.ndarray, rewritten: set[str], full: bool) -> None:
-    """New commits with their TOUCHES; for kept commits, TOUCHES into files rewritten by this run are
-    laid again (a re-created symbol must get back the commits that touched it)."""
-    store.delete_commits(sorted(store.commit_ids() - set(history.commits)) if full else history.gone)
-    store.write_commits(history.new, vectors)
-    new_ids = {c.id for c in history.new}
-    pairs: list[tuple[str, str, str]] = []
-    for commit in history.commits.values():
-        for path, sid in commit.touches:
-            if full or commit.id in new_ids or path in rewritten:
-                pairs.append((commit.id, "Symbol" if sid else "File", sid or path))
-    store.write_touches(pairs)

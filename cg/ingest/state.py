@@ -8,8 +8,9 @@ their hunks touched (a commit never changes, so that is computed once).
 
 Trust: a run writes a fresh random token into both this file and the store's Meta, the store's
 last. A state whose token or fingerprint (cg's state format, resolver, chunking, embedding variant,
-history depth) does not match is ignored and the run is a full one, so a crashed run, an index
-rebuilt by someone else, or a changed setting can never leave a half-updated graph behind.
+whether docstrings are embedded, history depth) does not match is ignored and the run is a full one,
+so a crashed run, an index rebuilt by someone else, or a changed setting can never leave a
+half-updated graph behind (the check is cg/ingest/freshness.py's ``trusted``).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def index_settings(settings: Settings, embedding: str = "") -> dict[str, str]:
         "chunk_tokens": str(settings.chunk_tokens),
         "embedding": embedding
         or embedding_key(settings.model, settings.embed_backend, settings.embed_precision, settings.embed_max_tokens),
-        "docstring arm": str(settings.weight_doc > 0),
+        "embed_docstrings": str(settings.embed_docstrings),
         "max_file_bytes": str(settings.max_file_bytes),
         "history_commits": str(settings.history_commits),
     }

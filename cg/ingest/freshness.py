@@ -1,0 +1,104 @@
+"""Which files an incremental run must redo: whether the saved state can be trusted at all, and which
+unchanged files must be resolved again because a file they name changed (docs/freshness.md)."""
+
+from __future__ import annotations
+
+import re
+
+from cg.graph.store import SCHEMA_VERSION, GraphStore
+from cg.ingest.state import IndexState
+from cg.model import FileExtraction
+
+
+def trusted(state: IndexState | None, fingerprint: str, store: GraphStore, embedding: str) -> bool:
+    """The saved state describes what the store holds, built with the settings of this run: same
+    fingerprint, same token as the store's (so no other run wrote it since), same embedding and schema."""
+    return (
+        state is not None
+        and state.fingerprint == fingerprint
+        and bool(state.token)
+        and state.token == store.get_meta("state_token")
+        and store.get_meta("model") == embedding
+        and store.get_meta("schema") == SCHEMA_VERSION
+    )
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def interface(ex: FileExtraction | None) -> dict[str, tuple]:
+    """What other files can see of a file, keyed so that old and new versions compare: every
+    definition (name, kind, signature, decorators), every typed name (module variables and
+    attributes, with their type), every name it imports (a re-export to its importers) and every
+    base class. The first element of each value is the name other files would write."""
+    if ex is None:
+        return {}
+    out: dict[str, tuple] = {}
+    for s in ex.symbols:
+        if s.kind != "module":
+            out[f"def {s.id}"] = (s.name, s.kind, s.signature, s.decorators, s.parent_id)
+    for t in ex.assignments:
+        out[f"var {t.scope_id} {t.name}"] = (t.name.removeprefix("self."), t.type_expr)
+    for i in ex.imports:
+        out[f"import {i.local_name}"] = (i.local_name, i.module, i.name, i.level)
+    for name, local in ex.exports.items():
+        out[f"export {name}"] = (name, local)
+    for b in ex.bases:
+        out[f"base {b.class_id} {b.expr}"] = (b.class_id.rsplit(".", 1)[-1].rsplit("::", 1)[-1], b.expr)
+    return out
+
+
+def sites(ex: FileExtraction) -> list[set[str]]:
+    """The identifiers of every expression resolution looks at: callees, imports, bases, property reads."""
+    out = [set(_WORD.findall(c.callee)) for c in ex.calls]
+    out += [set(_WORD.findall(f"{i.module} {i.name} {i.alias}")) for i in ex.imports]
+    out += [set(_WORD.findall(b.expr)) for b in ex.bases]
+    out += [{r.attr} for r in ex.attribute_reads]
+    return out
+
+
+def affected(
+    state: IndexState,
+    extractions: dict[str, FileExtraction],
+    fresh: dict[str, FileExtraction],
+    touched: set[str],
+) -> set[str]:
+    """Unchanged files whose edges may change because of the ``touched`` files (changed, added or
+    removed), found by comparing each touched file's old and new version:
+
+    - a name whose definition, type, import or bases appeared, vanished or changed shape: every
+      file that writes that name is re-resolved (a renamed function must lose its callers' edges, a
+      new one must gain them, a dropped re-export must break its importers');
+    - a definition that vanished or whose body changed: every file with an edge into it is
+      re-resolved (jedi infers through bodies: what ``make()`` returns decides what ``make().run()``
+      calls), as is every file with an edge into a removed file.
+
+    A body-only edit thus costs its callers, not every file that imports the module. See
+    docs/freshness.md for what this leaves out and why."""
+    names: set[str] = set()
+    targets: set[str] = set()
+    for path in touched:
+        before = state.files[path].extraction if path in state.files else None
+        after = fresh.get(path)
+        if before is None and after is None:  # a document: nothing resolves against it
+            continue
+        old, new = interface(before), interface(after)
+        names.update(old[k][0] for k in old if new.get(k) != old[k])
+        names.update(new[k][0] for k in new if old.get(k) != new[k])
+        either = after if before is None else before
+        if (before is None or after is None) and either is not None:  # a module appeared or vanished
+            names.add((either.file.module or path).rsplit(".", 1)[-1])
+            targets.add(path)
+        old_text = {s.id: s.text for s in before.symbols} if before else {}
+        new_text = {s.id: s.text for s in after.symbols} if after else {}
+        targets.update(sid for sid, text in old_text.items() if new_text.get(sid) != text)
+    names.discard("")
+    out: set[str] = set()
+    for path, ex in extractions.items():
+        if path in touched or path not in state.files:
+            continue
+        if any(e.dst in targets or e.dst.split("::", 1)[0] in targets for e in state.files[path].edges):
+            out.add(path)
+        elif any(words & names for words in sites(ex)):
+            out.add(path)
+    return out
