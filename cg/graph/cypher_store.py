@@ -31,6 +31,8 @@ Statement = tuple[str, dict[str, Any]]
 
 
 class CypherStore(ABC):
+    """A GraphStore over a Cypher connection; subclasses supply the primitives and the index calls."""
+
     backend: str
     batch_rows: int  # rows per UNWIND statement when a write is split into batches
 

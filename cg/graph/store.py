@@ -188,12 +188,15 @@ def touching_by_symbol(rows: list[list[Any]], limit: int) -> dict[str, list[dict
 
 
 class StoreHandle(Protocol):
-    """What every open store offers, writer or reader: its name, its metadata, counts, and closing
-    (``with open_store(...) as store:`` closes it too)."""
+    """What every open store offers, writer or reader: its name, what it holds (metadata, file shas,
+    counts), and closing (``with open_store(...) as store:`` closes it too)."""
 
     backend: str
 
     def get_meta(self, key: str) -> str | None: ...
+    def file_shas(self) -> dict[str, str]:
+        """path -> blob_sha of every stored file (what ingest and `cg status` compare the tree with)."""
+
     def stats(self) -> dict[str, int]:
         """How many nodes of each label and edges of each type the graph holds."""
 
@@ -224,9 +227,6 @@ class GraphWriter(StoreHandle, Protocol):
 
     def prune_externals(self) -> int:
         """Delete External nodes nothing points to any more; returns how many."""
-
-    def file_shas(self) -> dict[str, str]:
-        """path -> blob_sha of every stored file."""
 
     def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
         """Upsert a document's sections; its sections that are gone are removed."""
