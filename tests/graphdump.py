@@ -27,20 +27,14 @@ EDGES = {
 }
 
 
-def _rows(store, query: str) -> list[list[Any]]:
-    if store.backend == "kuzu":
-        return store._run(query)
-    return store._read(query)
-
-
 def dump(store) -> dict[str, set[tuple]]:
     out: dict[str, set[tuple]] = {}
     for label, props in NODES.items():
         cols = ", ".join(f"n.{p}" for p in props)
-        out[label] = {tuple(_norm(v) for v in row) for row in _rows(store, f"MATCH (n:{label}) RETURN {cols}")}
+        out[label] = {tuple(_norm(v) for v in row) for row in store._read(f"MATCH (n:{label}) RETURN {cols}")}
     for rel, props in EDGES.items():
         cols = "".join(f", r.{p}" for p in props)
-        rows = _rows(store, f"MATCH (a)-[r:{rel}]->(b) RETURN a.id, b.id{cols}")
+        rows = store._read(f"MATCH (a)-[r:{rel}]->(b) RETURN a.id, b.id{cols}")
         out[rel] = {tuple(_norm(v) for v in row) for row in rows}
     return out
 

@@ -1,9 +1,9 @@
 """The Neo4j backend over Bolt: the shared, team-sized and large-scale store.
 
-Same schema and same GraphStore contract as the embedded store. Writes are batched ``UNWIND $rows``
-statements, one managed transaction per file (the driver retries transient failures), and every
-value travels as a parameter. Cypher text is built only from the closed set of labels and
-relationship types below, never from data. Vector search uses the native vector index
+Same schema, the same shared statements (cg/graph/cypher.py) and the same GraphStore contract as the
+embedded store; this module holds the primitives, the schema and the index calls. Writes are batched
+``UNWIND $rows`` statements, one managed transaction per file (the driver retries transient failures),
+and every value travels as a parameter. Vector search uses the native vector index
 (``db.index.vector.queryNodes``; cosine, Neo4j reports it as ``(1 + cos) / 2``, which we map back to
 the cosine so both backends return the same scale), full-text uses a Lucene index with the
 whitespace analyzer over the tokens our own analyzer wrote (cg/lexical.py), so index-time and
@@ -13,26 +13,14 @@ query-time analysis are the same code on both backends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from cg.config import Settings
-from cg.graph.store import (
-    SCHEMA_VERSION,
-    SUMMARY_FIELDS,
-    CallRow,
-    FileWrite,
-    StoreError,
-    commit_rows,
-    doc_rows,
-    edge_row,
-    external_rows,
-    grouped,
-    touching_by_symbol,
-)
-from cg.model import CommitRecord, DocSection, Edge, External
+from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
+from cg.graph.cypher_store import CypherStore, Statement
+from cg.graph.store import SCHEMA_VERSION, StoreError
 
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",
@@ -40,68 +28,19 @@ VECTOR_INDEXES = {
     ("Chunk", "embedding"): "chunk_embedding",
     ("Doc", "embedding"): "doc_embedding",
     ("Commit", "embedding"): "commit_embedding",
-}
-FULLTEXT_INDEXES = {
-    "Symbol": "symbol_search_text",
-    "Chunk": "chunk_search_text",
-    "Doc": "doc_search_text",
-    "Commit": "commit_search_text",
-}
-LABELS = ("File", "Symbol", "Chunk", "External", "Meta", "Doc", "Commit")
-REL_PROPS = {
-    "DEFINES": "{line: r.line}",
-    "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
-    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
-    "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
-}
-_NODE_LABELS = ("File", "Symbol", "External")  # edge ends (Chunk only has PART_OF, written with the file)
-_SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
-
-_UPSERT_FILE = (
-    "MERGE (f:File {id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
-    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
-)
-_DELETE_STALE = "MATCH (s:Symbol {path: $path}) WHERE NOT s.id IN $keep DETACH DELETE s"
-_DELETE_FILE_EDGES = "MATCH (f:File {id: $path})-[r]->() DELETE r"
-_DELETE_SYMBOL_EDGES = "MATCH (s:Symbol {path: $path})-[r]->() DELETE r"
-_UPSERT_SYMBOLS = (
-    "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname, s.kind = r.kind,"
-    " s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line, s.signature = r.signature,"
-    " s.docstring = r.docstring, s.text = r.text, s.header = r.header, s.search_text = r.search_text,"
-    " s.parent_id = r.parent_id, s.language = r.language, s.file_kind = r.file_kind, s.blob_sha = r.blob_sha,"
-    " s.committed_at = r.committed_at, s.embedding = r.embedding, s.doc_embedding = r.doc_embedding"
-)
-_DELETE_CHUNKS = "MATCH (c:Chunk {path: $path}) DETACH DELETE c"
-_CREATE_CHUNKS = (
-    "UNWIND $rows AS r MATCH (s:Symbol {id: r.owner_id})"
-    " CREATE (c:Chunk {id: r.id, owner_id: r.owner_id, kind: r.kind, path: r.path, start_line: r.start_line,"
-    " end_line: r.end_line, text: r.text, search_text: r.search_text, embedding: r.embedding})-[:PART_OF]->(s)"
-)
-_UPSERT_EXTERNALS = "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
+}  # one per cypher.VECTOR_PROPS
+FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
 
 
-def _searchable(label: str) -> str:
-    if label not in FULLTEXT_INDEXES:
-        raise ValueError(f"not a searchable label: {label!r}")
-    return label
-
-
-def _edge_query(rel: str, src: str, dst: str) -> str:
-    if rel not in REL_PROPS or src not in _NODE_LABELS or dst not in _NODE_LABELS:
-        raise ValueError(f"not a schema edge: {src}-[{rel}]->{dst}")
-    return (
-        f"UNWIND $rows AS r MATCH (a:{src} {{id: r.src}}) MATCH (b:{dst} {{id: r.dst}})"
-        f" CREATE (a)-[:{rel} {REL_PROPS[rel]}]->(b)"
-    )
-
-
-class Neo4jStore:
+class Neo4jStore(CypherStore):
     backend = "neo4j"
+    batch_rows = 5000
 
     def __init__(self, settings: Settings, read_only: bool = False) -> None:
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
+        super().__init__()
         self._neo4j = neo4j
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
         self.read_only = read_only
@@ -117,17 +56,27 @@ class Neo4jStore:
             raise StoreError(f"Neo4j at {self.uri} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)") from exc
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise StoreError(f"bad NEO4J_URI {self.uri!r}: {_first_line(exc)}") from exc
-        self._dimension: int | None = None
 
-    # -- plumbing --------------------------------------------------------------------------------
-    def _read(self, query: str, **params: Any) -> list[list[Any]]:
+    # -- primitives ------------------------------------------------------------------------------
+    def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         records, _, _ = self._driver.execute_query(
-            query, params, database_=self.database, routing_=self._neo4j.RoutingControl.READ
+            query, params or {}, database_=self.database, routing_=self._neo4j.RoutingControl.READ
         )
         return [list(r.values()) for r in records]
 
-    def _write(self, query: str, **params: Any) -> None:
-        self._driver.execute_query(query, params, database_=self.database)
+    def _write(self, query: str, params: dict[str, Any] | None = None) -> None:
+        self._driver.execute_query(query, params or {}, database_=self.database)
+
+    def _write_all(self, statements: list[Statement]) -> None:
+        def work(tx) -> None:  # a managed transaction: the driver retries it on transient failures
+            for query, params in statements:
+                tx.run(query, params).consume()
+
+        with self._driver.session(database=self.database) as session:
+            session.execute_write(work)
+
+    def _cast(self, dimension: int) -> str:
+        return "{}"  # vectors are plain list properties
 
     def ensure_schema(self, dimension: int) -> None:
         current = self.get_meta("dimension")
@@ -137,7 +86,7 @@ class Neo4jStore:
                 "rebuild with `cg index --rebuild`"
             )
         self._dimension = int(dimension)
-        for label in LABELS:
+        for label in (*NODE_LABELS, "Meta"):
             key = "key" if label == "Meta" else "id"
             self._write(
                 f"CREATE CONSTRAINT {label.lower()}_{key}_unique IF NOT EXISTS"
@@ -172,174 +121,15 @@ class Neo4jStore:
         for index in (*VECTOR_INDEXES.values(), *FULLTEXT_INDEXES.values()):
             self._write(f"DROP INDEX {index} IF EXISTS")
 
-    def get_meta(self, key: str) -> str | None:
-        rows = self._read("MATCH (m:Meta {key: $key}) RETURN m.value", key=key)
-        return rows[0][0] if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        self._write("MERGE (m:Meta {key: $key}) SET m.value = $value", key=key, value=value)
-
-    # -- writes ----------------------------------------------------------------------------------
-    def write_file(self, write: FileWrite) -> None:
-        rec = write.file
-        symbols = write.symbol_rows()
-        externals = external_rows(write.externals)
-        chunks = write.chunk_rows()
-
-        def work(tx) -> None:
-            tx.run(
-                _UPSERT_FILE,
-                id=rec.path,
-                language=rec.language,
-                kind=rec.kind,
-                blob_sha=rec.blob_sha,
-                loc=rec.loc,
-                module=rec.module,
-                committed_at=rec.committed_at,
-            ).consume()
-            tx.run(_DELETE_STALE, path=rec.path, keep=[s["id"] for s in symbols]).consume()
-            tx.run(_DELETE_FILE_EDGES, path=rec.path).consume()
-            tx.run(_DELETE_SYMBOL_EDGES, path=rec.path).consume()
-            if symbols:
-                tx.run(_UPSERT_SYMBOLS, rows=symbols).consume()
-            if externals:
-                tx.run(_UPSERT_EXTERNALS, rows=externals).consume()
-            tx.run(_DELETE_CHUNKS, path=rec.path).consume()
-            if chunks:
-                tx.run(_CREATE_CHUNKS, rows=chunks).consume()
-
-        with self._driver.session(database=self.database) as session:
-            session.execute_write(work)
-
-    def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
-        rows_ext = external_rows(externals)
-        if rows_ext:
-            self._write(_UPSERT_EXTERNALS, rows=rows_ext)
-        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-        for e in edges:
-            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(edge_row(e))
-        with self._driver.session(database=self.database) as session:
-            for (rel, src, dst), rows in groups.items():
-                query = _edge_query(rel, src, dst)
-                for start in range(0, len(rows), 5000):
-                    batch = rows[start : start + 5000]
-                    session.execute_write(lambda tx, q=query, b=batch: tx.run(q, rows=b).consume())
-
-    def delete_files(self, paths: list[str]) -> None:
-        if paths:
-            self._write("MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c", paths=paths)
-            self._write("MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s", paths=paths)
-            self._write("MATCH (d:Doc) WHERE d.path IN $paths DETACH DELETE d", paths=paths)
-            self._write("MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f", paths=paths)
-
-    def delete_edges(self, paths: list[str]) -> None:
-        if paths:
-            self._write("MATCH (f:File)-[r]->() WHERE f.id IN $paths DELETE r", paths=paths)
-            self._write("MATCH (s:Symbol)-[r]->() WHERE s.path IN $paths DELETE r", paths=paths)
-
-    def prune_externals(self) -> int:
-        rows = self._read("MATCH (e:External) WHERE NOT EXISTS { MATCH ()-->(e) } RETURN e.id")
-        if rows:
-            self._write("MATCH (e:External) WHERE e.id IN $ids DELETE e", ids=[r[0] for r in rows])
-        return len(rows)
-
-    def file_shas(self) -> dict[str, str]:
-        return {row[0]: row[1] for row in self._read("MATCH (f:File) RETURN f.id, f.blob_sha")}
-
-    def files(self) -> dict[str, dict[str, Any]]:
-        rows = self._read("MATCH (f:File) RETURN f.id, f.blob_sha, f.committed_at, f.kind, f.language")
-        return {r[0]: {"blob_sha": r[1], "committed_at": r[2] or 0, "kind": r[3], "language": r[4]} for r in rows}
-
-    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
-        rows = doc_rows(sections, embeddings)
-
-        def work(tx) -> None:
-            tx.run(
-                "MATCH (d:Doc {path: $path}) WHERE NOT d.id IN $keep DETACH DELETE d",
-                path=path,
-                keep=[r["id"] for r in rows],
-            ).consume()
-            if rows:
-                tx.run(
-                    "UNWIND $rows AS r MERGE (d:Doc {id: r.id}) SET d.path = r.path, d.title = r.title,"
-                    " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
-                    " d.search_text = r.search_text, d.embedding = r.embedding",
-                    rows=rows,
-                ).consume()
-
-        with self._driver.session(database=self.database) as session:
-            session.execute_write(work)
-
-    def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
-        if paths:
-            self._write("MATCH (d:Doc)-[m:MENTIONS]->() WHERE d.path IN $paths DELETE m", paths=paths)
-        for start in range(0, len(pairs), 5000):
-            self._write(
-                "UNWIND $rows AS r MATCH (d:Doc {id: r.doc}) MATCH (s:Symbol {id: r.symbol})"
-                " CREATE (d)-[:MENTIONS]->(s)",
-                rows=[{"doc": d, "symbol": t} for d, t in pairs[start : start + 5000]],
-            )
-
-    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
-        rows = commit_rows(commits, embeddings)
-        if rows:
-            self._write(
-                "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
-                " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
-                " c.search_text = r.search_text, c.embedding = r.embedding",
-                rows=rows,
-            )
-
-    def delete_commits(self, ids: list[str]) -> None:
-        if ids:
-            self._write("MATCH (c:Commit) WHERE c.id IN $ids DETACH DELETE c", ids=ids)
-
-    def commit_ids(self) -> set[str]:
-        return {r[0] for r in self._read("MATCH (c:Commit) RETURN c.id")}
-
-    def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
-        for label in ("File", "Symbol"):
-            rows = [{"c": c, "t": t} for c, lab, t in pairs if lab == label]
-            for start in range(0, len(rows), 5000):
-                self._write(
-                    f"UNWIND $rows AS r MATCH (c:Commit {{id: r.c}}) MATCH (t:{label} {{id: r.t}})"
-                    " MERGE (c)-[:TOUCHES]->(t)",
-                    rows=rows[start : start + 5000],
-                )
-
-    def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
-        if not ids:
-            return {}
-        rows = self._read(
-            "MATCH (c:Commit)-[:TOUCHES]->(s:Symbol) WHERE s.id IN $ids"
-            " RETURN s.id, c.id, c.short, c.author, c.committed_at, c.subject ORDER BY c.committed_at DESC, c.id",
-            ids=ids,
-        )
-        return touching_by_symbol(rows, limit)
-
-    def docs_mentioning(self, ids: list[str]) -> dict[str, list[str]]:
-        if not ids:
-            return {}
-        rows = self._read(
-            "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id", ids=ids
-        )
-        return grouped(rows)
-
-    def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
-        if not ids or label not in ("Doc", "Commit"):
-            return {}
-        rows = self._read(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n", ids=ids)
-        return {r[0]["id"]: {k: v for k, v in dict(r[0]).items() if k != "embedding"} for r in rows}
-
     # -- reads -----------------------------------------------------------------------------------
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
+        index = FULLTEXT_INDEXES[searchable(label)]
         rows = self._read(
-            f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEXES[label]}', $q, {{limit: $k}}) YIELD node, score"
+            f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: $k}}) YIELD node, score"
             " RETURN node.id, score ORDER BY score DESC, node.id LIMIT $k",
-            q=analyzed_query,
-            k=limit,
+            {"q": analyzed_query, "k": limit},
         )
         return [(r[0], float(r[1])) for r in rows]
 
@@ -347,125 +137,11 @@ class Neo4jStore:
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
     ) -> list[tuple[str, float]]:
         rows = self._read(
-            f"CALL db.index.vector.queryNodes('{VECTOR_INDEXES[(label, prop)]}', $k, $q) YIELD node, score"
+            f"CALL db.index.vector.queryNodes('{VECTOR_INDEXES[vector_prop(label, prop)]}', $k, $q) YIELD node, score"
             " RETURN node.id, score ORDER BY score DESC, node.id",
-            k=limit,
-            q=[float(x) for x in embedding],
+            {"k": limit, "q": [float(x) for x in embedding]},
         )
         return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
-
-    def chunk_owners(self, ids: list[str]) -> dict[str, str]:
-        if not ids:
-            return {}
-        return {r[0]: r[1] for r in self._read("MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id, c.owner_id", ids=ids)}
-
-    def _dicts(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        records, _, _ = self._driver.execute_query(
-            query, params, database_=self.database, routing_=self._neo4j.RoutingControl.READ
-        )
-        return [dict(r) for r in records]
-
-    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
-        if not ids:
-            return {}
-        extra = ", n.text AS text, n.header AS header" if with_text else ""
-        rows = self._dicts(f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {_SUMMARY}{extra}", ids=ids)
-        return {row["id"]: row for row in rows}
-
-    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
-        if not ids:
-            return {}
-        rows = self._read(f"MATCH (n:{_searchable(label)}) WHERE n.id IN $ids RETURN n.id, n.search_text", ids=ids)
-        return {r[0]: r[1] or "" for r in rows}
-
-    def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
-        if (label, prop) not in VECTOR_INDEXES:
-            raise ValueError(f"no vectors at {label}.{prop}")
-        if not ids:
-            return {}
-        rows = self._read(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id, n.{prop}", ids=ids)
-        return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
-
-    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
-        return self._dicts(
-            f"MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
-            f" OR n.qualname ENDS WITH $suffix RETURN {_SUMMARY} ORDER BY n.qualname LIMIT $k",
-            ref=ref,
-            suffix="." + ref,
-            k=limit,
-        )
-
-    def caller_counts(self, ids: list[str]) -> dict[str, int]:
-        if not ids:
-            return {}
-        rows = self._read(
-            "MATCH (a:Symbol)-[:CALLS]->(n:Symbol) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)", ids=ids
-        )
-        return {r[0]: int(r[1]) for r in rows}
-
-    def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
-        if not ids:
-            return []
-        end = "a" if direction == "out" else "b"
-        rows = self._read(
-            f"MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE {end}.id IN $ids RETURN DISTINCT a.id, b.id", ids=ids
-        )
-        return [(r[0], r[1]) for r in rows]
-
-    def members(self, ids: list[str]) -> list[dict[str, Any]]:
-        if not ids:
-            return []
-        return self._dicts(
-            f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {_SUMMARY}",
-            ids=ids,
-        )
-
-    def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
-        if not ids:
-            return []
-        rows = self._read(
-            "MATCH (f:File)-[r:IMPORTS]->(t) WHERE (t:Symbol OR t:File) AND t.id IN $ids RETURN f.id, t.id, r.line",
-            ids=ids,
-        )
-        return [(r[0], r[1], int(r[2] or 0)) for r in rows]
-
-    def symbols_at(self, path: str, line: int) -> list[dict[str, Any]]:
-        return self._dicts(
-            f"MATCH (n:Symbol {{path: $path}}) WHERE n.start_line <= $line AND n.end_line >= $line"
-            f" RETURN {_SUMMARY} ORDER BY n.end_line - n.start_line, n.start_line DESC",
-            path=path,
-            line=line,
-        )
-
-    def calls(self, ids: list[str], direction: str) -> list[CallRow]:
-        if not ids:
-            return []
-        if direction == "out":
-            query = "MATCH (a:Symbol)-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id AS src, n.id AS dst,"
-        else:
-            query = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol) WHERE a.id IN $ids RETURN n.id AS src, a.id AS dst,"
-        query += (
-            " c.line AS line, c.resolved_by AS resolved_by, labels(n)[0] AS label, n.name AS name,"
-            " n.qualname AS qualname, n.kind AS kind, n.path AS path, n.start_line AS start_line,"
-            " n.end_line AS end_line, n.signature AS signature"
-        )
-        out = []
-        for row in self._dicts(query, ids=ids):
-            other_id = row["dst"] if direction == "out" else row["src"]
-            other = {
-                "id": other_id,
-                "name": row["name"],
-                "qualname": row["qualname"] or other_id,
-                "kind": row["kind"] or "external",
-                "path": row["path"],
-                "start_line": row["start_line"],
-                "end_line": row["end_line"],
-                "signature": row["signature"],
-            }
-            out.append(
-                CallRow(row["src"], row["dst"], int(row["line"] or 0), row["resolved_by"] or "", other, row["label"])
-            )
-        return out
 
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
@@ -481,14 +157,6 @@ class Neo4jStore:
         except Neo4jError as exc:
             raise StoreError(_first_line(exc.message or str(exc))) from exc
         return columns, rows
-
-    def stats(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for label in ("File", "Symbol", "Chunk", "External", "Doc", "Commit"):
-            counts[label] = int(self._read(f"MATCH (n:{label}) RETURN count(n)")[0][0])
-        for rel in (*REL_PROPS, "MENTIONS", "TOUCHES"):
-            counts[rel] = int(self._read(f"MATCH ()-[r:{rel}]->() RETURN count(r)")[0][0])
-        return counts
 
     def close(self) -> None:
         self._driver.close()

@@ -1,14 +1,16 @@
-"""The GraphStore protocol: the only thing the pipeline and the queries know about storage.
+"""The store protocols: the only thing the pipeline and the queries know about storage.
 
-Both backends (Kùzu embedded, Neo4j over Bolt) implement it with the same schema, so a query is
-written once in ``cg/queries`` and runs on either.
+Ingest writes through a ``GraphWriter``, queries read through a ``GraphReader``; ``GraphStore`` is
+both. The two backends (Kùzu embedded, Neo4j over Bolt) implement them with the same schema and the
+same statements (cg/graph/cypher.py, cg/graph/cypher_store.py), so a query is written once in
+``cg/queries`` and runs on either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -19,7 +21,6 @@ from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord
 # from an older cg is rebuilt by `cg index` (it is derived data, and the embedding cache makes the
 # rebuild cheap) and refused with one line by queries.
 SCHEMA_VERSION = "6"
-NODE_LABELS = ("File", "Symbol", "External", "Doc", "Commit")
 SYMBOL_FIELDS = (
     "id",
     "name",
@@ -186,12 +187,29 @@ def touching_by_symbol(rows: list[list[Any]], limit: int) -> dict[str, list[dict
     return out
 
 
-class GraphStore(Protocol):
+class StoreHandle(Protocol):
+    """What every open store offers, writer or reader: its name, what it holds (metadata, file shas,
+    counts), and closing (``with open_store(...) as store:`` closes it too)."""
+
     backend: str
+
+    def get_meta(self, key: str) -> str | None: ...
+    def file_shas(self) -> dict[str, str]:
+        """path -> blob_sha of every stored file (what ingest and `cg status` compare the tree with)."""
+
+    def stats(self) -> dict[str, int]:
+        """How many nodes of each label and edges of each type the graph holds."""
+
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class GraphWriter(StoreHandle, Protocol):
+    """What ingest calls: the schema, the nodes and edges of files, docs and history, and what is stored."""
 
     def ensure_schema(self, dimension: int) -> None: ...
     def reset(self) -> None: ...
-    def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
 
     def write_file(self, write: FileWrite) -> None:
@@ -210,10 +228,6 @@ class GraphStore(Protocol):
     def prune_externals(self) -> int:
         """Delete External nodes nothing points to any more; returns how many."""
 
-    def file_shas(self) -> dict[str, str]: ...
-    def files(self) -> dict[str, dict[str, Any]]:
-        """path -> blob_sha, committed_at, kind, language of every stored file."""
-
     def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
         """Upsert a document's sections; its sections that are gone are removed."""
 
@@ -226,6 +240,10 @@ class GraphStore(Protocol):
     def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
         """(commit id, "File" or "Symbol", target id) TOUCHES edges; idempotent; missing targets skipped."""
 
+
+class GraphReader(StoreHandle, Protocol):
+    """What queries call: search candidates, nodes by id, and the traversals flow and impact are built on."""
+
     def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
         """Symbol id -> its newest commits (id, short, author, committed_at, subject)."""
 
@@ -236,7 +254,7 @@ class GraphStore(Protocol):
         """Doc or Commit nodes by id, every property but the embedding."""
 
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
-        """Candidates from the full-text index of ``label`` (Symbol or Chunk)."""
+        """Candidates from the full-text index of ``label`` (Symbol, Chunk, Doc or Commit)."""
 
     def vector(
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
@@ -246,15 +264,21 @@ class GraphStore(Protocol):
     def chunk_owners(self, ids: list[str]) -> dict[str, str]:
         """Chunk id -> the symbol it belongs to."""
 
-    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]: ...
+    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
+        """Symbol id -> SUMMARY_FIELDS (and its text and header when ``with_text``)."""
+
     def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
         """The analyzed ``search_text`` of these nodes (for backend-independent BM25 ranking)."""
 
     def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
         """Stored vectors of these nodes, float32 (for exact re-scoring of vector candidates)."""
 
-    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]: ...
-    def calls(self, ids: list[str], direction: str) -> list[CallRow]: ...
+    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
+        """SUMMARY_FIELDS of the symbols whose id, qualname, name or qualname suffix is ``ref``."""
+
+    def calls(self, ids: list[str], direction: str) -> list[CallRow]:
+        """CALLS edges into these symbols ('in') or out of them ('out')."""
+
     def caller_counts(self, ids: list[str]) -> dict[str, int]:
         """How many distinct symbols call each of these (ids nobody calls are absent): a hub measure."""
 
@@ -273,6 +297,9 @@ class GraphStore(Protocol):
 
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
-    ) -> tuple[list[str], list[list[Any]]]: ...
-    def stats(self) -> dict[str, int]: ...
-    def close(self) -> None: ...
+    ) -> tuple[list[str], list[list[Any]]]:
+        """Run a user's Cypher: (columns, rows); read-only unless ``write``; errors as StoreError."""
+
+
+class GraphStore(GraphWriter, GraphReader, Protocol):
+    """Both halves, for code that indexes and then asks (the CLI, tests, benchmarks)."""

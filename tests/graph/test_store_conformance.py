@@ -1,14 +1,17 @@
 """The GraphStore contract, run against every backend: writes, re-writes, deletes, vector search,
-full-text search, traversal and read-only Cypher."""
+full-text search, traversal, read-only Cypher and closing; and that the backends share their statements."""
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cg.graph.store import FileWrite, StoreError
+from cg.graph.store import FileWrite, GraphStore, StoreError
 from cg.lexical import analyze_text
 from cg.model import Chunk, Edge, External, FileRecord, Symbol
 
@@ -323,3 +326,49 @@ def test_flow_and_impact_reads(store_factory):
     assert [s["id"] for s in store.symbols_at("shop/gw.py", 25)] == [STRIPE_CHARGE.id, STRIPE.id]
     assert [s["id"] for s in store.symbols_at("shop/gw.py", 21)] == [STRIPE.id]
     assert store.symbols_at("shop/gw.py", 99) == []
+
+
+def test_a_store_is_a_context_manager_that_closes(store_factory):
+    store = store_factory()
+    with store as opened:
+        assert opened is store
+        populate(opened)
+        opened.set_meta("indexed_at", "2024-05-01T09:30:00")
+    with pytest.raises(Exception, match="(?i)closed"):  # Kùzu: RuntimeError, Neo4j: DriverError
+        store.get_meta("indexed_at")
+    with store_factory(read_only=True) as reader:  # what was written inside the block is there
+        assert reader.get_meta("indexed_at") == "2024-05-01T09:30:00"
+        assert [s["id"] for s in reader.find_symbols("compute_backoff")] == [BACKOFF.id]
+
+
+def _statements(module) -> set[str]:
+    """The MATCH/MERGE/UNWIND statements written in a module, f-string holes shown as ``{}``."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    in_fstrings = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    texts = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            texts.add("".join(p.value if isinstance(p, ast.Constant) else "{}" for p in node.values))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings:
+            texts.add(node.value)
+    return {t for t in texts if re.match(r"(MATCH|MERGE|UNWIND)\b", t)}
+
+
+def test_each_statement_is_written_once():
+    """A statement both backends run lives in cg/graph/cypher.py; a backend module keeps only its own."""
+    from cg.graph import cypher, kuzu_store, neo4j_store
+
+    shared, kuzu, neo4j = (_statements(m) for m in (cypher, kuzu_store, neo4j_store))
+    assert shared and kuzu and neo4j
+    assert not kuzu & shared and not neo4j & shared and not kuzu & neo4j
+
+
+def test_both_backends_implement_the_whole_protocol():
+    from cg.graph.kuzu_store import KuzuStore
+    from cg.graph.neo4j_store import Neo4jStore
+
+    wanted = {name for name in dir(GraphStore) if not name.startswith("_")} | {"__enter__", "__exit__"}
+    for store_class in (KuzuStore, Neo4jStore):
+        missing = {name for name in wanted if not hasattr(store_class, name)}
+        assert not missing, f"{store_class.__name__} lacks {sorted(missing)}"
+        assert not getattr(store_class, "__abstractmethods__", None)

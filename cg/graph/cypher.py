@@ -1,0 +1,195 @@
+"""Every Cypher statement both backends run, written once.
+
+Kùzu and Neo4j share the schema and this subset of Cypher; what differs (schema DDL, the vector and
+full-text index calls, Kùzu's typed vector columns) stays in each backend. Statements are built only
+from the closed sets of labels, relationship types and properties below, never from data: every
+value travels as a parameter. The few statements that take a label or a vector column are functions
+that check their argument; ``cast`` is the backend's vector expression template (Kùzu stores vectors
+as ``FLOAT[dim]`` arrays, Neo4j as plain lists: ``"CAST({} AS FLOAT[8])"`` or ``"{}"``).
+"""
+
+from __future__ import annotations
+
+from cg.graph.store import SUMMARY_FIELDS
+
+NODE_LABELS = ("File", "Symbol", "Chunk", "External", "Doc", "Commit")  # Meta aside: what `stats` counts
+REL_TYPES = ("DEFINES", "IMPORTS", "CALLS", "INHERITS", "MENTIONS", "TOUCHES")  # PART_OF goes with its chunk
+SEARCHABLE = ("Symbol", "Chunk", "Doc", "Commit")  # labels with a full-text index over search_text
+VECTOR_PROPS = (
+    ("Symbol", "embedding"),
+    ("Symbol", "doc_embedding"),
+    ("Chunk", "embedding"),
+    ("Doc", "embedding"),
+    ("Commit", "embedding"),
+)
+REL_PROPS = {
+    "DEFINES": "{line: r.line}",
+    "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
+    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
+    "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
+}
+EDGE_ENDS = ("File", "Symbol", "External")  # what write_edges connects
+SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
+
+# -- meta -----------------------------------------------------------------------------------------
+GET_META = "MATCH (m:Meta {key: $key}) RETURN m.value"
+SET_META = "MERGE (m:Meta {key: $key}) SET m.value = $value"
+
+# -- one file's nodes (write_file) -----------------------------------------------------------------
+UPSERT_FILE = (
+    "MERGE (f:File {id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
+    " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
+)
+DELETE_STALE_SYMBOLS = "MATCH (s:Symbol) WHERE s.path = $path AND NOT s.id IN $keep DETACH DELETE s"
+DELETE_EDGES_FROM_FILES = "MATCH (f:File)-[r]->() WHERE f.id IN $paths DELETE r"
+DELETE_EDGES_FROM_SYMBOLS = "MATCH (s:Symbol)-[r]->() WHERE s.path IN $paths DELETE r"
+# Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of
+# a file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here).
+DELETE_STALE_CHUNKS = "MATCH (c:Chunk) WHERE c.path = $path AND NOT c.id IN $keep DETACH DELETE c"
+DELETE_CHUNK_OWNERS = "MATCH (c:Chunk)-[p:PART_OF]->() WHERE c.path = $path DELETE p"
+LINK_CHUNKS = (
+    "UNWIND $rows AS r MATCH (c:Chunk {id: r.id}) MATCH (s:Symbol {id: r.owner_id}) CREATE (c)-[:PART_OF]->(s)"
+)
+UPSERT_EXTERNALS = "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
+
+
+def upsert_symbols(cast: str) -> str:
+    """Symbols with their code vector; docstring vectors are set apart (SET_DOC_EMBEDDINGS) because a
+    Kùzu list parameter mixing vectors and nulls does not cast."""
+    return (
+        "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
+        " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
+        " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
+        " s.search_text = r.search_text, s.parent_id = r.parent_id, s.language = r.language,"
+        " s.file_kind = r.file_kind, s.blob_sha = r.blob_sha, s.committed_at = r.committed_at,"
+        f" s.embedding = {cast.format('r.embedding')}, s.doc_embedding = NULL"
+    )
+
+
+def set_doc_embeddings(cast: str) -> str:
+    return f"UNWIND $rows AS r MATCH (s:Symbol {{id: r.id}}) SET s.doc_embedding = {cast.format('r.doc')}"
+
+
+def upsert_chunks(cast: str) -> str:
+    return (
+        "UNWIND $rows AS r MERGE (c:Chunk {id: r.id}) SET c.owner_id = r.owner_id, c.kind = r.kind,"
+        " c.path = r.path, c.start_line = r.start_line, c.end_line = r.end_line, c.text = r.text,"
+        f" c.search_text = r.search_text, c.embedding = {cast.format('r.embedding')}"
+    )
+
+
+# -- edges, deletes ----------------------------------------------------------------------------------
+def create_edges(rel: str, src: str, dst: str) -> str:
+    if rel not in REL_PROPS or src not in EDGE_ENDS or dst not in EDGE_ENDS:
+        raise ValueError(f"not a schema edge: {src}-[{rel}]->{dst}")
+    return (
+        f"UNWIND $rows AS r MATCH (a:{src} {{id: r.src}}) MATCH (b:{dst} {{id: r.dst}})"
+        f" CREATE (a)-[:{rel} {REL_PROPS[rel]}]->(b)"
+    )
+
+
+DELETE_FILES = (  # chunks, symbols and sections first: they hang off the file by path, not by an edge
+    "MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c",
+    "MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s",
+    "MATCH (d:Doc) WHERE d.path IN $paths DETACH DELETE d",
+    "MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f",
+)
+UNREFERENCED_EXTERNALS = "MATCH (e:External) WHERE NOT EXISTS { MATCH ()-[]->(e) } RETURN e.id"
+DELETE_EXTERNALS = "MATCH (e:External) WHERE e.id IN $ids DELETE e"
+FILE_SHAS = "MATCH (f:File) RETURN f.id, f.blob_sha"
+
+# -- docs and history ----------------------------------------------------------------------------------
+DELETE_STALE_DOCS = "MATCH (d:Doc) WHERE d.path = $path AND NOT d.id IN $keep DETACH DELETE d"
+DELETE_MENTIONS = "MATCH (d:Doc)-[m:MENTIONS]->() WHERE d.path IN $paths DELETE m"
+CREATE_MENTIONS = (
+    "UNWIND $rows AS r MATCH (d:Doc {id: r.doc}) MATCH (s:Symbol {id: r.symbol}) CREATE (d)-[:MENTIONS]->(s)"
+)
+DELETE_COMMITS = "MATCH (c:Commit) WHERE c.id IN $ids DETACH DELETE c"
+COMMIT_IDS = "MATCH (c:Commit) RETURN c.id"
+COMMITS_TOUCHING = (
+    "MATCH (c:Commit)-[:TOUCHES]->(s:Symbol) WHERE s.id IN $ids"
+    " RETURN s.id, c.id, c.short, c.author, c.committed_at, c.subject ORDER BY c.committed_at DESC, c.id"
+)
+DOCS_MENTIONING = "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id"
+
+
+def upsert_docs(cast: str) -> str:
+    return (
+        "UNWIND $rows AS r MERGE (d:Doc {id: r.id}) SET d.path = r.path, d.title = r.title,"
+        " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
+        f" d.search_text = r.search_text, d.embedding = {cast.format('r.embedding')}"
+    )
+
+
+def upsert_commits(cast: str) -> str:
+    return (
+        "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
+        " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
+        f" c.search_text = r.search_text, c.embedding = {cast.format('r.embedding')}"
+    )
+
+
+def create_touches(label: str) -> str:
+    if label not in ("File", "Symbol"):
+        raise ValueError(f"a commit touches a File or a Symbol, not {label!r}")
+    return f"UNWIND $rows AS r MATCH (c:Commit {{id: r.c}}) MATCH (t:{label} {{id: r.t}}) MERGE (c)-[:TOUCHES]->(t)"
+
+
+# -- reads ---------------------------------------------------------------------------------------------
+CHUNK_OWNERS = "MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id, c.owner_id"
+SYMBOLS = f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {SUMMARY}"
+SYMBOLS_WITH_TEXT = f"{SYMBOLS}, n.text AS text, n.header AS header"
+FIND_SYMBOLS = (
+    "MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
+    f" OR n.qualname ENDS WITH $suffix RETURN {SUMMARY} ORDER BY n.qualname LIMIT $k"
+)
+CALLER_COUNTS = "MATCH (a:Symbol)-[:CALLS]->(n:Symbol) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)"
+BASES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE a.id IN $ids RETURN DISTINCT a.id, b.id"
+SUBCLASSES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE b.id IN $ids RETURN DISTINCT a.id, b.id"
+MEMBERS = f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {SUMMARY}"
+IMPORTERS = (  # one statement per target label: Kùzu has no label predicate in WHERE
+    "MATCH (f:File)-[r:IMPORTS]->(t:Symbol) WHERE t.id IN $ids RETURN f.id, t.id, r.line",
+    "MATCH (f:File)-[r:IMPORTS]->(t:File) WHERE t.id IN $ids RETURN f.id, t.id, r.line",
+)
+SYMBOLS_AT = (
+    "MATCH (n:Symbol) WHERE n.path = $path AND n.start_line <= $line AND n.end_line >= $line"
+    f" RETURN {SUMMARY} ORDER BY n.end_line - n.start_line, n.start_line DESC"
+)
+# The other end's columns; External ends have only id and name (the rest come back null). labels(n) is
+# the label on Kùzu and a one-item list on Neo4j.
+_CALL_COLUMNS = (
+    " c.line, c.resolved_by, labels(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature"
+)
+CALLEES = "MATCH (a:Symbol)-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id, n.id," + _CALL_COLUMNS
+CALLERS = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol) WHERE a.id IN $ids RETURN n.id, a.id," + _CALL_COLUMNS
+
+
+def node_ids_and(label: str, prop: str) -> str:
+    """Id and one property of nodes by id (search_text for BM25, a vector for exact re-scoring)."""
+    return f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id, n.{prop}"
+
+
+def nodes_by_id(label: str) -> str:
+    return f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n"
+
+
+def count_nodes(label: str) -> str:
+    return f"MATCH (n:{label}) RETURN count(n)"
+
+
+def count_edges(rel: str) -> str:
+    return f"MATCH ()-[r:{rel}]->() RETURN count(r)"
+
+
+def searchable(label: str) -> str:
+    """``label`` if it has a full-text index and a ``search_text``; a ValueError otherwise."""
+    if label not in SEARCHABLE:
+        raise ValueError(f"not a searchable label: {label!r}")
+    return label
+
+
+def vector_prop(label: str, prop: str) -> tuple[str, str]:
+    """``(label, prop)`` if it holds vectors; a ValueError otherwise."""
+    if (label, prop) not in VECTOR_PROPS:
+        raise ValueError(f"no vectors at {label}.{prop}")
+    return label, prop

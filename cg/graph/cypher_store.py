@@ -1,0 +1,306 @@
+"""CypherStore: every GraphStore method whose Cypher is the same on Kùzu and Neo4j, written once.
+
+A backend supplies the primitives (``_read``, ``_write``, ``_write_all`` for one transaction,
+``_cast`` for its vector columns) and what really differs: schema, reset, the vector and full-text
+index calls, raw ``cypher`` and closing. The statements themselves live in cg/graph/cypher.py.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import Any, Self
+
+import numpy as np
+
+from cg.graph import cypher as q
+from cg.graph.store import (
+    SUMMARY_FIELDS,
+    CallRow,
+    FileWrite,
+    commit_rows,
+    doc_rows,
+    edge_row,
+    external_rows,
+    grouped,
+    touching_by_symbol,
+)
+from cg.model import CommitRecord, DocSection, Edge, External
+
+Statement = tuple[str, dict[str, Any]]
+
+
+class CypherStore(ABC):
+    """A GraphStore over a Cypher connection; subclasses supply the primitives and the index calls."""
+
+    backend: str
+    batch_rows: int  # rows per UNWIND statement when a write is split into batches
+
+    def __init__(self) -> None:
+        self._dimension: int | None = None  # set by ensure_schema; else taken from the vectors written
+
+    # -- per-backend primitives ----------------------------------------------------------------------
+    @abstractmethod
+    def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """The rows of a read, each a list in RETURN order."""
+
+    @abstractmethod
+    def _write(self, query: str, params: dict[str, Any] | None = None) -> None: ...
+
+    @abstractmethod
+    def _write_all(self, statements: list[Statement]) -> None:
+        """Run these statements in one transaction: all of them or none."""
+
+    @abstractmethod
+    def _cast(self, dimension: int) -> str:
+        """How a vector parameter is written into a vector column: a template with one ``{}``."""
+
+    def _has(self, label: str) -> bool:
+        """Whether ``label`` can be asked about yet (Kùzu: its table exists)."""
+        return True
+
+    # -- per-backend operations ----------------------------------------------------------------------
+    @abstractmethod
+    def ensure_schema(self, dimension: int) -> None: ...
+    @abstractmethod
+    def reset(self) -> None: ...
+    @abstractmethod
+    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]: ...
+    @abstractmethod
+    def vector(
+        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
+    ) -> list[tuple[str, float]]: ...
+    @abstractmethod
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, write: bool = False
+    ) -> tuple[list[str], list[list[Any]]]: ...
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def _vector_cast(self, embeddings: np.ndarray) -> str:
+        return self._cast(self._dimension or int(embeddings.shape[1]))
+
+    def _write_batches(self, query: str, rows: list[dict[str, Any]]) -> None:
+        for start in range(0, len(rows), self.batch_rows):
+            self._write(query, {"rows": rows[start : start + self.batch_rows]})
+
+    def _records(self, query: str, params: dict[str, Any], columns: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [dict(zip(columns, row, strict=True)) for row in self._read(query, params)]
+
+    # -- meta ----------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        if not self._has("Meta"):
+            return None
+        rows = self._read(q.GET_META, {"key": key})
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write(q.SET_META, {"key": key, "value": value})
+
+    # -- writes --------------------------------------------------------------------------------------
+    def write_file(self, write: FileWrite) -> None:
+        rec = write.file
+        symbols = write.symbol_rows()
+        chunks = write.chunk_rows()
+        externals = external_rows(write.externals)
+        file_params = {
+            "id": rec.path,
+            "language": rec.language,
+            "kind": rec.kind,
+            "blob_sha": rec.blob_sha,
+            "loc": rec.loc,
+            "module": rec.module,
+            "committed_at": rec.committed_at,
+        }
+        statements: list[Statement] = [
+            (q.UPSERT_FILE, file_params),
+            (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),
+            (q.DELETE_EDGES_FROM_FILES, {"paths": [rec.path]}),
+            (q.DELETE_EDGES_FROM_SYMBOLS, {"paths": [rec.path]}),
+        ]
+        if symbols:
+            cast = self._vector_cast(write.embeddings)
+            rows = [{k: v for k, v in r.items() if k != "doc_embedding"} for r in symbols]
+            statements.append((q.upsert_symbols(cast), {"rows": rows}))
+            docs = [{"id": r["id"], "doc": r["doc_embedding"]} for r in symbols if r["doc_embedding"] is not None]
+            if docs:
+                statements.append((q.set_doc_embeddings(cast), {"rows": docs}))
+        statements.append((q.DELETE_STALE_CHUNKS, {"path": rec.path, "keep": [c["id"] for c in chunks]}))
+        statements.append((q.DELETE_CHUNK_OWNERS, {"path": rec.path}))
+        if chunks:
+            statements.append((q.upsert_chunks(self._vector_cast(write.embeddings)), {"rows": chunks}))
+            owners = [{"id": c["id"], "owner_id": c["owner_id"]} for c in chunks]
+            statements.append((q.LINK_CHUNKS, {"rows": owners}))
+        if externals:
+            statements.append((q.UPSERT_EXTERNALS, {"rows": externals}))
+        self._write_all(statements)
+
+    def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
+        rows_ext = external_rows(externals)
+        if rows_ext:
+            self._write(q.UPSERT_EXTERNALS, {"rows": rows_ext})
+        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for e in edges:
+            groups.setdefault((e.type, e.src_label, e.dst_label), []).append(edge_row(e))
+        for (rel, src, dst), rows in groups.items():
+            self._write_batches(q.create_edges(rel, src, dst), rows)
+
+    def delete_files(self, paths: list[str]) -> None:
+        if paths:
+            for statement in q.DELETE_FILES:
+                self._write(statement, {"paths": paths})
+
+    def delete_edges(self, paths: list[str]) -> None:
+        if paths:
+            self._write(q.DELETE_EDGES_FROM_FILES, {"paths": paths})
+            self._write(q.DELETE_EDGES_FROM_SYMBOLS, {"paths": paths})
+
+    def prune_externals(self) -> int:
+        rows = self._read(q.UNREFERENCED_EXTERNALS)
+        if rows:
+            self._write(q.DELETE_EXTERNALS, {"ids": [r[0] for r in rows]})
+        return len(rows)
+
+    def file_shas(self) -> dict[str, str]:
+        if not self._has("File"):  # a fresh store: nothing indexed yet
+            return {}
+        return {row[0]: row[1] for row in self._read(q.FILE_SHAS)}
+
+    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
+        rows = doc_rows(sections, embeddings)
+        statements: list[Statement] = [(q.DELETE_STALE_DOCS, {"path": path, "keep": [r["id"] for r in rows]})]
+        if rows:
+            statements.append((q.upsert_docs(self._vector_cast(embeddings)), {"rows": rows}))
+        self._write_all(statements)
+
+    def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
+        if paths:
+            self._write(q.DELETE_MENTIONS, {"paths": paths})
+        self._write_batches(q.CREATE_MENTIONS, [{"doc": d, "symbol": s} for d, s in pairs])
+
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
+        rows = commit_rows(commits, embeddings)
+        if rows:
+            self._write(q.upsert_commits(self._vector_cast(embeddings)), {"rows": rows})
+
+    def delete_commits(self, ids: list[str]) -> None:
+        if ids:
+            self._write(q.DELETE_COMMITS, {"ids": ids})
+
+    def commit_ids(self) -> set[str]:
+        if not self._has("Commit"):
+            return set()
+        return {r[0] for r in self._read(q.COMMIT_IDS)}
+
+    def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
+        for label in ("File", "Symbol"):
+            self._write_batches(q.create_touches(label), [{"c": c, "t": t} for c, lab, t in pairs if lab == label])
+
+    # -- reads ---------------------------------------------------------------------------------------
+    def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+        if not ids:
+            return {}
+        return touching_by_symbol(self._read(q.COMMITS_TOUCHING, {"ids": ids}), limit)
+
+    def docs_mentioning(self, ids: list[str]) -> dict[str, list[str]]:
+        if not ids:
+            return {}
+        return grouped(self._read(q.DOCS_MENTIONING, {"ids": ids}))
+
+    def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids or label not in ("Doc", "Commit"):
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for (node,) in self._read(q.nodes_by_id(label), {"ids": ids}):
+            # a Kùzu node is a dict with _id/_label besides the properties; a Neo4j node a mapping of them
+            out[node["id"]] = {k: v for k, v in dict(node).items() if not k.startswith("_") and k != "embedding"}
+        return out
+
+    def chunk_owners(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        return {r[0]: r[1] for r in self._read(q.CHUNK_OWNERS, {"ids": ids})}
+
+    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        if with_text:
+            rows = self._records(q.SYMBOLS_WITH_TEXT, {"ids": ids}, (*SUMMARY_FIELDS, "text", "header"))
+        else:
+            rows = self._records(q.SYMBOLS, {"ids": ids}, SUMMARY_FIELDS)
+        return {row["id"]: row for row in rows}
+
+    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
+        if not ids:
+            return {}
+        rows = self._read(q.node_ids_and(q.searchable(label), "search_text"), {"ids": ids})
+        return {r[0]: r[1] or "" for r in rows}
+
+    def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
+        q.vector_prop(label, prop)
+        if not ids:
+            return {}
+        rows = self._read(q.node_ids_and(label, prop), {"ids": ids})
+        return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
+
+    def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
+        return self._records(q.FIND_SYMBOLS, {"ref": ref, "suffix": "." + ref, "k": limit}, SUMMARY_FIELDS)
+
+    def caller_counts(self, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        return {r[0]: int(r[1]) for r in self._read(q.CALLER_COUNTS, {"ids": ids})}
+
+    def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
+        if not ids:
+            return []
+        rows = self._read(q.BASES if direction == "out" else q.SUBCLASSES, {"ids": ids})
+        return [(r[0], r[1]) for r in rows]
+
+    def members(self, ids: list[str]) -> list[dict[str, Any]]:
+        if not ids:
+            return []
+        return self._records(q.MEMBERS, {"ids": ids}, SUMMARY_FIELDS)
+
+    def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        rows = [row for statement in q.IMPORTERS for row in self._read(statement, {"ids": ids})]
+        return [(r[0], r[1], int(r[2] or 0)) for r in rows]
+
+    def symbols_at(self, path: str, line: int) -> list[dict[str, Any]]:
+        return self._records(q.SYMBOLS_AT, {"path": path, "line": line}, SUMMARY_FIELDS)
+
+    def calls(self, ids: list[str], direction: str) -> list[CallRow]:
+        if not ids:
+            return []
+        out = []
+        for src, dst, line, resolved_by, labels, name, qualname, kind, path, start, end, signature in self._read(
+            q.CALLEES if direction == "out" else q.CALLERS, {"ids": ids}
+        ):
+            other_id = dst if direction == "out" else src
+            other = {
+                "id": other_id,
+                "name": name,
+                "qualname": qualname or other_id,
+                "kind": kind or "external",
+                "path": path,
+                "start_line": start,
+                "end_line": end,
+                "signature": signature,
+            }
+            label = labels if isinstance(labels, str) else labels[0]  # Kùzu: the label; Neo4j: a list
+            out.append(CallRow(src, dst, int(line or 0), resolved_by or "", other, label))
+        return out
+
+    def stats(self) -> dict[str, int]:
+        counts = {label: int(self._read(q.count_nodes(label))[0][0]) for label in q.NODE_LABELS}
+        counts.update({rel: int(self._read(q.count_edges(rel))[0][0]) for rel in q.REL_TYPES})
+        return counts
