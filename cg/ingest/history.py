@@ -12,8 +12,9 @@ import numpy as np
 from cg.graph.store import GraphStore
 from cg.ingest import git
 from cg.ingest.languages import Extractor
+from cg.ingest.languages.registry import file_module
 from cg.ingest.state import IndexState
-from cg.ingest.walk import language_for, module_name
+from cg.ingest.walk import language_for
 from cg.lexical import analyze_text
 from cg.model import CommitRecord, FileRecord
 
@@ -58,7 +59,7 @@ def read_history(
             extractor = extractor_for(language)
             if data is None or extractor is None:
                 continue
-            record = FileRecord(path, language, "source", "", 0, module_name(path) if language == "python" else "")
+            record = FileRecord(path, language, "source", "", 0, file_module(language, path))
             for sym in extractor.extract(record, data).symbols:
                 if sym.kind != "module" and any(a <= sym.end_line and b >= sym.start_line for a, b in ranges):
                     touches.append((path, sym.id))

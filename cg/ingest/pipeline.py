@@ -28,6 +28,7 @@ from cg.ingest.chunk import Chunked, chunk_file
 from cg.ingest.docs import MentionIndex, split_document
 from cg.ingest.history import History, read_history, write_history
 from cg.ingest.languages import Extractors
+from cg.ingest.languages.registry import file_module, languages_of_kind, resolved_by_python
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.python import Resolver, property_names
@@ -41,7 +42,7 @@ from cg.ingest.state import (
     save_state,
     state_path,
 )
-from cg.ingest.walk import DOC_LANGUAGES, SourceFile, WalkReport, file_kind, module_name, walk
+from cg.ingest.walk import SourceFile, WalkReport, file_kind, walk
 from cg.model import DocSection, Edge, External, FileExtraction, FileRecord
 
 
@@ -114,7 +115,7 @@ def _record(source, data: bytes, committed_at: int = 0) -> FileRecord:
         kind=file_kind(source.path, source.language),
         blob_sha=source.blob_sha,
         loc=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1),
-        module=module_name(source.path) if source.language == "python" else "",
+        module=file_module(source.language, source.path),
         committed_at=committed_at,
     )
 
@@ -124,7 +125,7 @@ _EXTRACTORS = Extractors()
 
 def extractor_for(language: str):
     """The extractor of a code or config language, or None (documents are split, not parsed)."""
-    if not language or language in DOC_LANGUAGES:
+    if not language or language in languages_of_kind("docs"):
         return None
     try:
         return _EXTRACTORS.get(language)
@@ -192,7 +193,7 @@ def resolve_files(
     progress = progress or _Silent()
     jedi: JediResults | None = None
     chosen = [ex for ex in extractions if targets is None or ex.file.path in targets]
-    python = [ex for ex in chosen if ex.file.language == "python"]
+    python = [ex for ex in chosen if resolved_by_python(ex.file.language)]
     if settings.resolver == "jedi" and python:
         with progress.stage("jedi", len(python)) as advance:
             jedi = run_jedi(
@@ -209,12 +210,12 @@ def resolve_files(
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
-    resolver = Resolver([ex for ex in extractions if ex.file.language == "python"], jedi)
-    others = [ex for ex in extractions if ex.file.language != "python"]
+    resolver = Resolver([ex for ex in extractions if resolved_by_python(ex.file.language)], jedi)
+    others = [ex for ex in extractions if not resolved_by_python(ex.file.language)]
     generic = GenericResolver(others, settings.repo) if others else None
     out: dict[str, Resolution] = {}
     for ex in chosen:
-        chosen_resolver = resolver if ex.file.language == "python" or generic is None else generic
+        chosen_resolver = resolver if resolved_by_python(ex.file.language) or generic is None else generic
         out[ex.file.path] = Resolution(*chosen_resolver.edges(ex))
     return out
 
@@ -313,7 +314,7 @@ class Plan:
     @cached_property
     def documents(self) -> list[SourceFile]:
         """The changed documents: split into sections, not parsed."""
-        return [s for s in self.changed if s.language in DOC_LANGUAGES]
+        return [s for s in self.changed if s.language in languages_of_kind("docs")]
 
 
 def plan(settings: Settings, store: GraphStore, embedding: str, full: bool = False, since: str | None = None) -> Plan:

@@ -16,7 +16,6 @@ from cg.ingest.languages.registry import (
     language_named,
     language_of_file,
     language_of_interpreter,
-    languages_of_kind,
 )
 
 DEFAULT_SKIP_DIRS = frozenset(
@@ -124,13 +123,6 @@ def file_kind(path: str, language: str) -> str:
     if found is not None and found.kind != "code":
         return found.kind
     return "test" if is_test_path(path) else "source"
-
-
-def __getattr__(name: str) -> frozenset[str]:
-    """``DOC_LANGUAGES``, for pipeline.py until it asks the registry (``languages_of_kind("docs")``)."""
-    if name == "DOC_LANGUAGES":
-        return languages_of_kind("docs")
-    raise AttributeError(name)
 
 
 def walk(
