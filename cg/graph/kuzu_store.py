@@ -498,20 +498,20 @@ class KuzuStore:
         if direction == "out":
             query = (
                 "MATCH (a:Symbol)-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id, n.id, c.line, c.resolved_by,"
-                " label(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature"
+                " label(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature, n.file_kind"
             )
         else:
             query = (
                 "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol) WHERE a.id IN $ids RETURN n.id, a.id, c.line,"
                 " c.resolved_by, label(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line,"
-                " n.signature"
+                " n.signature, n.file_kind"
             )
         try:
             rows = self._run(query, {"ids": ids})
         except RuntimeError:  # Kùzu refuses properties the External table lacks; ask in two steps
             rows = self._calls_split(ids, direction)
         out = []
-        for src, dst, line, resolved_by, label, name, qualname, kind, path, start, end, signature in rows:
+        for src, dst, line, resolved_by, label, name, qualname, kind, path, start, end, signature, file_kind in rows:
             other_id = dst if direction == "out" else src
             other = {
                 "id": other_id,
@@ -522,6 +522,7 @@ class KuzuStore:
                 "start_line": start,
                 "end_line": end,
                 "signature": signature,
+                "file_kind": file_kind,
             }
             out.append(CallRow(src, dst, int(line or 0), resolved_by or "", other, label))
         return out
@@ -529,12 +530,12 @@ class KuzuStore:
     def _calls_split(self, ids: list[str], direction: str) -> list[list[Any]]:
         rows = self._run(
             "MATCH (a:Symbol)-[c:CALLS]->(n:Symbol) WHERE a.id IN $ids RETURN a.id, n.id, c.line, c.resolved_by,"
-            " 'Symbol', n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature",
+            " 'Symbol', n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature, n.file_kind",
             {"ids": ids},
         )
         rows += self._run(
             "MATCH (a:Symbol)-[c:CALLS]->(n:External) WHERE a.id IN $ids RETURN a.id, n.id, c.line,"
-            " c.resolved_by, 'External', n.name, NULL, NULL, NULL, NULL, NULL, NULL",
+            " c.resolved_by, 'External', n.name, NULL, NULL, NULL, NULL, NULL, NULL, NULL",
             {"ids": ids},
         )
         return rows

@@ -447,7 +447,7 @@ class Neo4jStore:
         query += (
             " c.line AS line, c.resolved_by AS resolved_by, labels(n)[0] AS label, n.name AS name,"
             " n.qualname AS qualname, n.kind AS kind, n.path AS path, n.start_line AS start_line,"
-            " n.end_line AS end_line, n.signature AS signature"
+            " n.end_line AS end_line, n.signature AS signature, n.file_kind AS file_kind"
         )
         out = []
         for row in self._dicts(query, ids=ids):
@@ -461,6 +461,7 @@ class Neo4jStore:
                 "start_line": row["start_line"],
                 "end_line": row["end_line"],
                 "signature": row["signature"],
+                "file_kind": row["file_kind"],
             }
             out.append(
                 CallRow(row["src"], row["dst"], int(row["line"] or 0), row["resolved_by"] or "", other, row["label"])

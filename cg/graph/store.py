@@ -48,6 +48,7 @@ SUMMARY_FIELDS = (
     "signature",
     "docstring",
     "parent_id",
+    "file_kind",
 )
 
 
