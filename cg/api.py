@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from cg.ingest.pipeline import IndexSummary, Progress
     from cg.ingest.status import Status
 
+Ref = str | dict[str, Any]  # what names a definition: text a user types, or a node an answer returned
+
 
 def quiet_model_loading() -> None:
     """Keep the model libraries' progress bars and warnings off the terminal (set before they load)."""
@@ -100,10 +102,11 @@ class Index:
         """The question parsed once; embedded on first use by any method it is passed to."""
         return Query.parse(text)
 
-    def lookup(self, ref: str) -> dict[str, Any]:
+    def lookup(self, ref: Ref) -> dict[str, Any]:
         """The definition ``ref`` names (id, qualified name, unique short name or path:line); a
-        SymbolLookupError (a CgError) when it names none or several."""
-        return resolve_symbol(self.store, ref)
+        SymbolLookupError (a CgError) when it names none or several. A node from an earlier answer
+        is its own definition."""
+        return ref if isinstance(ref, dict) else resolve_symbol(self.store, ref)
 
     def search(self, question: Query | str, limit: int = 10) -> SearchResult:
         query = Query.of(question).with_vector(self.embedder)
@@ -127,17 +130,17 @@ class Index:
             ranking=self.ranking,
         )
 
-    def impact(self, ref: str, depth: int = 3) -> Impact:
+    def impact(self, ref: Ref, depth: int = 3) -> Impact:
         return impact(self.store, self.lookup(ref), depth=depth)
 
-    def paths(self, source: str, target: str, k: int = 3, depth: int = 6) -> Paths:
+    def paths(self, source: Ref, target: Ref, k: int = 3, depth: int = 6) -> Paths:
         a, b = self.lookup(source), self.lookup(target)
         return Paths(a, b, call_paths(self.store, a, b, k=k, max_depth=depth))
 
-    def callers(self, ref: str, depth: int = 1, limit: int = 50) -> Neighbours:
+    def callers(self, ref: Ref, depth: int = 1, limit: int = 50) -> Neighbours:
         return neighbours(self.store, self.lookup(ref), "in", depth, limit)
 
-    def callees(self, ref: str, depth: int = 1, limit: int = 50) -> Neighbours:
+    def callees(self, ref: Ref, depth: int = 1, limit: int = 50) -> Neighbours:
         return neighbours(self.store, self.lookup(ref), "out", depth, limit)
 
     def cypher(self, query: str, params: dict[str, Any] | None = None, write: bool = False) -> CypherResult:

@@ -169,7 +169,7 @@ def ranked(
     if mode == "lexical":
         ids = lexical_ranking(store, query)[:k]
     elif mode == "vector":
-        ids = vector_ranking(store, query.with_vector(embedder).vector)[:k]
+        ids = vector_ranking(store, query.with_vector(embedder).embedding)[:k]
     elif mode in ("hybrid", "graph"):
         if mode == "hybrid":
             ranking = ranking.without_graph()  # the text arms alone

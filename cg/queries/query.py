@@ -68,6 +68,13 @@ class Query:
         """``query`` itself, or the text parsed."""
         return query if isinstance(query, Query) else cls.parse(query)
 
+    @property
+    def embedding(self) -> np.ndarray:
+        """The vector ``with_vector`` computed (a ValueError before it)."""
+        if self.vector is None:
+            raise ValueError(f"the query {self.text!r} is not embedded yet: call with_vector(embedder) first")
+        return self.vector
+
     def with_vector(self, embedder: Embedder) -> Query:
         """This query with its embedding: computed on the first call, kept by every later one."""
         if self.vector is not None:

@@ -88,7 +88,7 @@ def render_hits(result: SearchResult) -> str:
     return "\n".join(lines)
 
 
-def rrf(arms: dict[str, list[str]], weights: dict[str, float], k: int) -> list[tuple[str, float, dict[str, int]]]:
+def rrf(arms: dict[str, list[str]], weights: Mapping[str, float], k: int) -> list[tuple[str, float, dict[str, int]]]:
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     for arm, ids in arms.items():
@@ -181,7 +181,7 @@ def vector_ranking(
 
 
 def score_fusion(
-    arms: dict[str, dict[str, float]], weights: dict[str, float], floors: dict[str, float] | None = None
+    arms: dict[str, dict[str, float]], weights: Mapping[str, float], floors: dict[str, float] | None = None
 ) -> list[tuple[str, float, dict[str, int]]]:
     """Weighted sum of each arm's normalised score: ``(score - floor) / (best - floor)``, clipped at
     0, with ``floor`` 0 unless given (the cosine arms pass their pool's last score). A candidate an arm
@@ -224,8 +224,8 @@ def search(
     weights = ranking.weights
     arms = {
         "lexical": lexical_scores(store, query),
-        "vector": vector_scores(store, query.vector),
-        "doc": vector_scores(store, query.vector, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
+        "vector": vector_scores(store, query.embedding),
+        "doc": vector_scores(store, query.embedding, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
     }
     arms = {
         arm: scores if arm == "lexical" and ranking.fusion == "score" else _top(scores, CANDIDATES)
@@ -236,7 +236,7 @@ def search(
         fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, ranking.rrf_k)
     else:
         floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
-        _complete_cosines(store, query.vector, arms)
+        _complete_cosines(store, query.embedding, arms)
         fused = score_fusion(arms, weights, floors)
     if weights.get("graph", 0.0) > 0:
         fused = propagate(store, fused, weights["graph"])

@@ -57,7 +57,7 @@ def _source(kind: str, node: dict[str, Any], score: float, via: str, how: str = 
 def by_question(store: GraphStore, embedder: Embedder, query: Query | str, limit: int = 3) -> list[Source]:
     """Doc sections and commits ranked for the question (see the module docstring), ``limit`` of each."""
     query = Query.of(query).with_vector(embedder)
-    query_vector = query.vector
+    query_vector = query.embedding
     out: list[Source] = []
     for kind, label in _LABELS.items():
         lexical = bm25(store, query.terms, (label,), label.lower())
