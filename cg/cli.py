@@ -1,4 +1,4 @@
-"""The ``cg`` command line: parses options, calls one library function, renders its result.
+"""The ``cg`` command line: parses options, calls one ``cg.api`` method, renders its result.
 
 Every command takes ``--json``. Errors a user can cause are one line on stderr and a non-zero exit.
 """
@@ -172,7 +172,10 @@ def _answer(
     with _errors():
         with open_index(repo, backend, read_only=read_only) as session:
             result = ask(session)
-        typer.echo(json.dumps(result.as_dict(), indent=2, default=str) if as_json else render(result))
+        if as_json:
+            _emit(result.as_dict())
+        else:
+            typer.echo(render(result))
 
 
 @app.command("search")
