@@ -29,13 +29,8 @@ sys.path.insert(0, str(HERE))
 from ingest import fetch_sdist  # noqa: E402
 from results import machine_line, model_line, write_section  # noqa: E402
 
-from cg.cli import _quiet_model_loading, _ranking  # noqa: E402
-from cg.config import load_settings  # noqa: E402
-from cg.embed import EmbeddingCache, embedder_for  # noqa: E402
-from cg.graph.backends import open_store  # noqa: E402
-from cg.queries.explain import explain  # noqa: E402
-from cg.queries.impact import impact  # noqa: E402
-from cg.queries.paths import call_paths  # noqa: E402
+from cg.api import Index, open_index, quiet_model_loading  # noqa: E402
+from cg.embed import EmbeddingCache  # noqa: E402
 
 ROUNDS = 5
 QUESTIONS = {
@@ -68,73 +63,68 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(repo: Path, backend: str, questions: list[str]) -> dict:
-    settings = load_settings(repo, backend=backend)
-    store = open_store(settings, read_only=True, must_exist=True)
     scratch = Path(tempfile.mkdtemp(prefix="cg-latency-cache-"))
     try:
-        embedder = embedder_for(settings)
-        embedder.cache = EmbeddingCache(scratch / "load.sqlite")
-        started = time.perf_counter()
-        embedder.embed(["warm up"])  # the model load (and one inference), timed on its own
-        model_load = time.perf_counter() - started
-
-        embedding_time = [0.0]
-        embed = embedder.embed
-
-        def timed_embed(texts, *args, **kwargs):  # the query's embedding, timed inside explain
-            started = time.perf_counter()
-            try:
-                return embed(texts, *args, **kwargs)
-            finally:
-                embedding_time[0] += time.perf_counter() - started
-
-        embedder.embed = timed_embed
-
-        def ask(question: str):
-            return explain(
-                store,
-                embedder,
-                question,
-                depth=settings.depth,
-                fanout=settings.fanout,
-                token_budget=settings.token_budget,
-                **_ranking(settings),
-            )
-
-        # targets from the graph: each question's first seed (impact) and its flow's first entry to
-        # that seed (path)
-        targets, pairs = [], []
-        for question in questions:
-            answer = ask(question)
-            if answer.found:
-                seed = answer.seeds[0].symbol
-                targets.append(seed)
-                entry = answer.nodes[answer.order[0]].node
-                pairs.append((entry, seed))
-        times: dict[str, list[float]] = {"explain": [], "impact": [], "path": [], "query embedding": []}
-        for round_no in range(ROUNDS + 1):
-            embedder.cache = EmbeddingCache(scratch / f"round-{round_no}.sqlite")  # questions are new again
-            for name, calls in (
-                ("explain", [lambda q=q: ask(q) for q in questions]),
-                ("impact", [lambda t=t: impact(store, t) for t in targets]),
-                ("path", [lambda a=a, b=b: call_paths(store, a, b) for a, b in pairs]),
-            ):
-                for call in calls:
-                    embedding_time[0] = 0.0
-                    started = time.perf_counter()
-                    call()
-                    if round_no:  # round 0 warms caches and code paths
-                        times[name].append(time.perf_counter() - started)
-                        if name == "explain":
-                            times["query embedding"].append(embedding_time[0])
-        return {"model_load": model_load, "times": times, "targets": len(targets), "pairs": len(pairs)}
+        with open_index(repo, backend) as index:
+            return _measure(index, scratch, questions)
     finally:
-        store.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _measure(index: Index, scratch: Path, questions: list[str]) -> dict:
+    """Model load, then explain, impact and path timed over the rounds, in one open session."""
+    embedder = index.embedder
+    embedder.cache = EmbeddingCache(scratch / "load.sqlite")
+    started = time.perf_counter()
+    embedder.embed(["warm up"])  # the model load (and one inference), timed on its own
+    model_load = time.perf_counter() - started
+
+    embedding_time = [0.0]
+    embed = embedder.embed
+
+    def timed_embed(texts, *args, **kwargs):  # the query's embedding, timed inside explain
+        started = time.perf_counter()
+        try:
+            return embed(texts, *args, **kwargs)
+        finally:
+            embedding_time[0] += time.perf_counter() - started
+
+    embedder.embed = timed_embed
+
+    def ask(question: str):
+        return index.explain(question)
+
+    # targets from the graph: each question's first seed (impact) and its flow's first entry to
+    # that seed (path)
+    targets, pairs = [], []
+    for question in questions:
+        answer = ask(question)
+        if answer.found:
+            seed = answer.seeds[0].symbol
+            targets.append(seed)
+            entry = answer.nodes[answer.order[0]].node
+            pairs.append((entry, seed))
+    times: dict[str, list[float]] = {"explain": [], "impact": [], "path": [], "query embedding": []}
+    for round_no in range(ROUNDS + 1):
+        embedder.cache = EmbeddingCache(scratch / f"round-{round_no}.sqlite")  # questions are new again
+        for name, calls in (
+            ("explain", [lambda q=q: ask(q) for q in questions]),
+            ("impact", [lambda t=t: index.impact(t) for t in targets]),
+            ("path", [lambda a=a, b=b: index.paths(a, b) for a, b in pairs]),
+        ):
+            for call in calls:
+                embedding_time[0] = 0.0
+                started = time.perf_counter()
+                call()
+                if round_no:  # round 0 warms caches and code paths
+                    times[name].append(time.perf_counter() - started)
+                    if name == "explain":
+                        times["query embedding"].append(embedding_time[0])
+    return {"model_load": model_load, "times": times, "targets": len(targets), "pairs": len(pairs)}
+
+
 def main() -> None:
-    _quiet_model_loading()
+    quiet_model_loading()
     load = os.getloadavg()
     backends = ["kuzu"] + (["neo4j"] if os.environ.get("NEO4J_URI") else [])
     projects = [("examples/shop", ROOT / "examples" / "shop"), ("requests 2.32.3", fetch_sdist("requests", "2.32.3"))]

@@ -40,6 +40,7 @@ from cg.graph.kuzu_store import KuzuStore  # noqa: E402
 from cg.ingest.pipeline import index_repository  # noqa: E402
 from cg.ingest.walk import WalkReport, walk  # noqa: E402
 from cg.queries.evaluate import Question, evaluate, load_questions  # noqa: E402
+from cg.queries.query import Ranking  # noqa: E402
 
 WINDOW, OVERLAP = 1000, 200
 SETS = [
@@ -182,7 +183,8 @@ def main() -> None:
                 ("hybrid", "score", "hybrid, score fusion"),
                 ("graph", "score", "hybrid (score fusion) + graph arm and expansion (default)"),
             ):
-                summary = evaluate(store, default, questions, mode, fusion=fusion).summary()
+                ranking = Ranking.default().with_fusion(fusion)
+                summary = evaluate(store, default, questions, mode, ranking=ranking).summary()
                 quality_rows.append((label, name, summary))
                 print(label, name, summary, flush=True)
             texts = [

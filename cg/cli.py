@@ -1,4 +1,4 @@
-"""The ``cg`` command line: parses options, calls one library function, renders its result.
+"""The ``cg`` command line: parses options, calls one ``cg.api`` method, renders its result.
 
 Every command takes ``--json``. Errors a user can cause are one line on stderr and a non-zero exit.
 """
@@ -15,8 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cg.config import Settings, find_repo, load_settings
-from cg.embed import embedder_for
+from cg.api import CypherResult, Index, open_index, quiet_model_loading
 from cg.errors import CgError, UserError
 
 app = typer.Typer(
@@ -38,38 +37,6 @@ LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many re
 def _fail(message: str, code: int = 1) -> None:
     typer.echo(f"cg: {message}", err=True)
     raise typer.Exit(code)
-
-
-def _settings(repo: Path | None, backend: str | None, **overrides: Any) -> Settings:
-    if repo is not None:
-        if not repo.exists():
-            raise UserError(f"no such directory: {repo}")
-        if not repo.is_dir():
-            raise UserError(f"not a directory: {repo}")
-        root = repo.resolve()
-    else:
-        root = find_repo(Path.cwd())
-    return load_settings(root, backend=backend, **overrides)
-
-
-def _ranking(settings: Settings) -> dict[str, Any]:
-    """The fusion settings every ranked command passes on: the fusion, RRF's k, the arms' weights, the priors."""
-    return {
-        "fusion": settings.fusion,
-        "rrf_k": settings.rrf_k,
-        "weights": {
-            "lexical": settings.weight_lexical,
-            "vector": settings.weight_vector,
-            "doc": settings.weight_doc,
-            "graph": settings.weight_graph,
-        },
-        "priors": {
-            "tests": settings.prior_tests,
-            "modules": settings.prior_modules,
-            "containers": settings.prior_containers,
-            "sync_async": settings.prior_sync_async,
-        },
-    }
 
 
 def _emit(data: Any) -> None:
@@ -114,12 +81,6 @@ class _RichProgress:
             self._progress.update(task, completed=max(total, 1))
 
 
-def _quiet_model_loading() -> None:
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
 @app.command()
 def index(
     path: Annotated[Path | None, typer.Argument(help="Repository root (default: the one around here).")] = None,
@@ -134,19 +95,10 @@ def index(
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the index up to date: parse, resolve, chunk, embed and store what changed since the last run."""
-    from cg.graph.backends import open_store
-    from cg.ingest.pipeline import index_repository
-
     with _errors():
-        settings = _settings(path, backend)
-        store = open_store(settings)
-        try:
-            if full:
-                store.reset()
-            progress = _RichProgress() if sys.stderr.isatty() and not as_json else None
-            summary = index_repository(settings, store, embedder_for(settings), progress, full=full, since=since)
-        finally:
-            store.close()
+        progress = _RichProgress() if sys.stderr.isatty() and not as_json else None
+        with open_index(path, backend, read_only=False, create=True) as session:
+            summary = session.index(full=full, since=since, progress=progress)
         if as_json:
             _emit(summary.as_dict())
         else:
@@ -208,11 +160,22 @@ def _summary_text(s) -> str:
     return "\n".join(lines)
 
 
-def _query_context(repo: Path | None, backend: str | None, read_only: bool = True):
-    from cg.graph.backends import open_store
-
-    settings = _settings(repo, backend)
-    return settings, open_store(settings, read_only=read_only, must_exist=True)
+def _answer(
+    repo: Path | None,
+    backend: str | None,
+    as_json: bool,
+    ask: Callable[[Index], Any],
+    render: Callable[[Any], str],
+    read_only: bool = True,
+) -> None:
+    """Open the index, ask one question of it, print the answer as JSON or text."""
+    with _errors():
+        with open_index(repo, backend, read_only=read_only) as session:
+            result = ask(session)
+        if as_json:
+            _emit(result.as_dict())
+        else:
+            typer.echo(render(result))
 
 
 @app.command("search")
@@ -227,36 +190,13 @@ def search_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid (full-text + vector) search over definitions, or over docs and commits with --docs."""
-    from cg.queries.lookup import citation
-    from cg.queries.search import search
-    from cg.queries.sources import by_question, render_sources
+    from cg.queries.search import render_hits
+    from cg.queries.sources import render_doc_hits
 
-    with _errors():
-        settings, store = _query_context(repo, backend)
-        try:
-            embedder = embedder_for(settings)
-            if docs:
-                found = by_question(store, query, embedder.embed([query])[0], limit)
-            else:
-                hits = search(store, embedder, query, limit, **_ranking(settings))
-        finally:
-            store.close()
-        if docs:
-            if as_json:
-                _emit([f.as_dict() for f in found])
-            else:
-                typer.echo("\n".join(render_sources(found, max_lines=3)[2:]) if found else "no matches")
-            return
-        if as_json:
-            _emit([h.as_dict() for h in hits])
-            return
-        if not hits:
-            typer.echo("no matches")
-        for n, h in enumerate(hits, 1):
-            s = h.symbol
-            typer.echo(f"{n:>2}. {h.score:.4f}  {s['qualname']} ({s['kind']}) {citation(s)}")
-            if s.get("docstring"):
-                typer.echo(f"      {s['docstring'].splitlines()[0]}")
+    if docs:
+        _answer(repo, backend, as_json, lambda index: index.search_docs(query, limit), render_doc_hits)
+    else:
+        _answer(repo, backend, as_json, lambda index: index.search(query, limit), render_hits)
 
 
 FORMATS = ("markdown", "json", "mermaid")
@@ -288,25 +228,13 @@ def explain_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """How does X work: the call flow from its entry points, in order, with citations and code."""
-    from cg.queries.explain import explain, render_markdown, render_mermaid
+    from cg.queries.explain import render_markdown, render_mermaid
 
     with _errors():
         if output_format not in FORMATS:
             raise UserError(f"unknown --format {output_format!r} (one of {', '.join(FORMATS)})")
-        settings, store = _query_context(repo, backend)
-        try:
-            result = explain(
-                store,
-                embedder_for(settings),
-                query,
-                seeds=seeds,
-                depth=settings.depth if depth is None else depth,
-                fanout=settings.fanout,
-                token_budget=budget or settings.token_budget,
-                **_ranking(settings),
-            )
-        finally:
-            store.close()
+        with open_index(repo, backend) as session:
+            result = session.explain(query, seeds=seeds, depth=depth, budget=budget)
         if as_json or output_format == "json":
             _emit(result.as_dict())
         elif output_format == "mermaid":
@@ -315,27 +243,7 @@ def explain_cmd(
             _print_markdown(render_markdown(result))
 
 
-def _lookup(store, ref: str) -> dict[str, Any]:
-    from cg.queries.lookup import SymbolLookupError, resolve_symbol
-
-    try:
-        return resolve_symbol(store, ref)
-    except SymbolLookupError as exc:
-        raise UserError(str(exc)) from exc
-
-
 SymbolArg = Annotated[str, typer.Argument(help="Qualified name, unique short name, id, or path:line.")]
-
-
-def _answer(repo: Path | None, backend: str | None, as_json: bool, ask, as_dict, render) -> None:
-    """Open the index, ask one question of it, print the answer as JSON or text."""
-    with _errors():
-        _, store = _query_context(repo, backend)
-        try:
-            result = ask(store)
-        finally:
-            store.close()
-        typer.echo(json.dumps(as_dict(result), indent=2, default=str) if as_json else render(result))
 
 
 @app.command("impact")
@@ -347,16 +255,9 @@ def impact_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """What breaks if SYMBOL changes: callers by depth, subclasses and overrides, importers, tests."""
-    from cg.queries.impact import Impact, impact, render_impact
+    from cg.queries.impact import render_impact
 
-    _answer(
-        repo,
-        backend,
-        as_json,
-        lambda store: impact(store, _lookup(store, symbol), depth=depth),
-        Impact.as_dict,
-        render_impact,
-    )
+    _answer(repo, backend, as_json, lambda index: index.impact(symbol, depth=depth), render_impact)
 
 
 @app.command("path")
@@ -370,80 +271,9 @@ def path_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The shortest call paths from SOURCE to TARGET, each hop cited."""
-    from cg.queries.paths import call_paths, render_paths
+    from cg.queries.paths import render_paths
 
-    def ask(store):
-        a, b = _lookup(store, source), _lookup(store, target)
-        return a, b, call_paths(store, a, b, k=k, max_depth=depth)
-
-    _answer(
-        repo,
-        backend,
-        as_json,
-        ask,
-        lambda r: {"source": r[0]["id"], "target": r[1]["id"], "paths": [p.as_dict() for p in r[2]]},
-        lambda r: render_paths(*r),
-    )
-
-
-def _neighbours(
-    symbol: str, direction: str, repo: Path | None, backend: str | None, depth: int, limit: int, as_json: bool
-) -> None:
-    from cg.queries.expand import expand
-    from cg.queries.lookup import citation
-
-    with _errors():
-        _, store = _query_context(repo, backend)
-        try:
-            match = _lookup(store, symbol)
-            steps = expand(
-                store, [match["id"]], direction, depth=depth, fanout=limit, include_external=direction == "out"
-            )
-        finally:
-            store.close()
-        key = "callers" if direction == "in" else "callees"
-        if as_json:
-            _emit(
-                {
-                    "symbol": match,
-                    key: [
-                        {
-                            "id": s.id,
-                            "qualname": s.node.get("qualname"),
-                            "kind": s.node.get("kind"),
-                            "path": s.node.get("path"),
-                            "start_line": s.node.get("start_line"),
-                            "end_line": s.node.get("end_line"),
-                            "citation": citation(s.node),
-                            "depth": s.depth,
-                            "via": s.via,
-                            "line": s.line,
-                            "resolved_by": s.resolved_by,
-                            "label": s.label,
-                        }
-                        for s in steps
-                    ],
-                }
-            )
-            return
-        typer.echo(
-            f"{match['qualname']} {citation(match)}: {len(steps)} {key}"
-            + (f" within {depth} hops" if depth > 1 else "")
-        )
-        children: dict[str, list] = {}
-        for s in steps:
-            children.setdefault(s.via, []).append(s)
-
-        def show(parent: str, indent: int) -> None:
-            for s in children.get(parent, []):
-                verb = "calls it" if direction == "in" else "called"
-                typer.echo(
-                    f"{'  ' * indent}{s.node.get('qualname') or s.id} {citation(s.node)}"
-                    f" ({verb} at line {s.line}, {s.resolved_by})"
-                )
-                show(s.id, indent + 1)
-
-        show(match["id"], 1)
+    _answer(repo, backend, as_json, lambda index: index.paths(source, target, k=k, depth=depth), render_paths)
 
 
 @app.command()
@@ -456,7 +286,9 @@ def callers(
     as_json: JsonOpt = False,
 ) -> None:
     """Who calls SYMBOL (and who calls them, with --depth)."""
-    _neighbours(symbol, "in", repo, backend, depth, limit, as_json)
+    from cg.queries.neighbours import render_neighbours
+
+    _answer(repo, backend, as_json, lambda index: index.callers(symbol, depth, limit), render_neighbours)
 
 
 @app.command()
@@ -469,7 +301,9 @@ def callees(
     as_json: JsonOpt = False,
 ) -> None:
     """What SYMBOL calls (definitions in the repo and external targets; theirs too, with --depth)."""
-    _neighbours(symbol, "out", repo, backend, depth, limit, as_json)
+    from cg.queries.neighbours import render_neighbours
+
+    _answer(repo, backend, as_json, lambda index: index.callees(symbol, depth, limit), render_neighbours)
 
 
 @app.command()
@@ -492,17 +326,14 @@ def cypher(
                 params[name] = json.loads(value)
             except json.JSONDecodeError:
                 params[name] = value
-        _, store = _query_context(repo, backend, read_only=not write)
-        try:
-            columns, rows = store.cypher(query, params, write=write)
-        finally:
-            store.close()
-        if as_json:
-            _emit([dict(zip(columns, row, strict=True)) for row in rows])
-            return
-        typer.echo("\t".join(columns))
-        for row in rows:
-            typer.echo("\t".join(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row))
+    _answer(repo, backend, as_json, lambda index: index.cypher(query, params, write), _cypher_text, read_only=not write)
+
+
+def _cypher_text(result: CypherResult) -> str:
+    lines = ["\t".join(result.columns)]
+    for row in result.rows:
+        lines.append("\t".join(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row))
+    return "\n".join(lines)
 
 
 @app.command("eval")
@@ -514,41 +345,13 @@ def eval_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """recall@5, recall@10 and MRR of the retrieval over a question file, overall and per kind."""
-    from cg.queries.evaluate import MODES, QuestionFileError, evaluate, load_questions
+    from cg.queries.evaluate import MODES, load_questions, render_report
 
     with _errors():
         if mode not in MODES:
             raise UserError(f"unknown --mode {mode!r} (one of {', '.join(MODES)})")
-        try:
-            items = load_questions(questions)
-        except QuestionFileError as exc:
-            raise UserError(str(exc)) from exc
-        settings, store = _query_context(repo, backend)
-        try:
-            report = evaluate(
-                store,
-                embedder_for(settings),
-                items,
-                mode,
-                **_ranking(settings),
-            )
-        finally:
-            store.close()
-        if as_json:
-            _emit(report.as_dict())
-            return
-        data = report.as_dict()
-        typer.echo(f"{len(items)} questions, mode {mode}")
-        typer.echo(f"{'kind':<10} {'n':>3} {'recall@5':>9} {'recall@10':>10} {'MRR':>6}")
-        for kind, row in [*data["by_kind"].items(), ("overall", data["overall"])]:
-            typer.echo(
-                f"{kind:<10} {row['questions']:>3} {row['recall@5']:>9.3f} {row['recall@10']:>10.3f} {row['mrr']:>6.3f}"
-            )
-        missed = [q for q in data["questions"] if q["recall@10"] < 1.0]
-        if missed:
-            typer.echo(f"\nnot fully answered in the first 10 ({len(missed)}):")
-            for q in missed:
-                typer.echo(f"  {q['id']} ({q['kind']}): gold ranks {q['gold_ranks']}; top: {', '.join(q['top'][:3])}")
+        items = load_questions(questions)
+    _answer(repo, backend, as_json, lambda index: index.evaluate(items, mode), render_report)
 
 
 @app.command()
@@ -559,66 +362,49 @@ def callgraph(
     no_external: Annotated[bool, typer.Option("--no-external", help="Only calls into the repository.")] = False,
 ) -> None:
     """The call graph as {caller: [callees]} by fully-qualified name, straight from the source (no index)."""
-    from cg.ingest.callgraph import build_callgraph
+    from cg.api import callgraph as build
 
     with _errors():
         if output_format != "json":
             raise UserError(f"unknown --format {output_format!r} (json is the one format)")
-        settings = _settings(path, None, resolver=resolver)
-        _emit(build_callgraph(settings, include_external=not no_external))
+        _emit(build(path, resolver=resolver, include_external=not no_external))
 
 
 @app.command()
 def stats(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = False) -> None:
     """Node and edge counts of the index."""
-    with _errors():
-        _, store = _query_context(repo, backend)
-        try:
-            counts = store.stats()
-        finally:
-            store.close()
-        if as_json:
-            _emit(counts)
-        else:
-            for key, value in counts.items():
-                typer.echo(f"{key:>10} {value}")
+    _answer(repo, backend, as_json, Index.stats, lambda s: "\n".join(f"{k:>10} {v}" for k, v in s.counts.items()))
 
 
 @app.command()
 def status(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = False) -> None:
     """What is indexed, from which commit, and which files changed since (what `cg index` will redo)."""
-    from cg.ingest.status import index_status
+    _answer(repo, backend, as_json, Index.status, _status_text)
 
-    with _errors():
-        settings, store = _query_context(repo, backend)
-        try:
-            st = index_status(settings, store)
-        finally:
-            store.close()
-        if as_json:
-            _emit(st.as_dict())
-            return
-        c = st.counts
-        typer.echo(f"{st.repo} ({st.backend}), indexed {st.indexed_at or 'never'}")
-        if st.indexed_head:
-            behind = f", {st.commits_since} commits behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
-            typer.echo(f"from commit {st.indexed_head[:10]}{behind}")
-        typer.echo(
-            f"{c.get('File', 0)} files, {c.get('Symbol', 0)} definitions, {c.get('Doc', 0)} doc sections,"
-            f" {c.get('Commit', 0)} commits, {c.get('CALLS', 0)} calls"
-        )
-        if st.fresh:
-            typer.echo("up to date with the working tree")
-            return
-        for label, paths in (("modified", st.modified), ("added", st.added), ("deleted", st.deleted)):
-            if paths:
-                shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
-                typer.echo(f"stale: {len(paths)} {label}: {shown}")
-        typer.echo(f"next `cg index`: {st.next_run}")
+
+def _status_text(st) -> str:
+    c = st.counts
+    lines = [f"{st.repo} ({st.backend}), indexed {st.indexed_at or 'never'}"]
+    if st.indexed_head:
+        behind = f", {st.commits_since} commits behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
+        lines.append(f"from commit {st.indexed_head[:10]}{behind}")
+    lines.append(
+        f"{c.get('File', 0)} files, {c.get('Symbol', 0)} definitions, {c.get('Doc', 0)} doc sections,"
+        f" {c.get('Commit', 0)} commits, {c.get('CALLS', 0)} calls"
+    )
+    if st.fresh:
+        lines.append("up to date with the working tree")
+        return "\n".join(lines)
+    for label, paths in (("modified", st.modified), ("added", st.added), ("deleted", st.deleted)):
+        if paths:
+            shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+            lines.append(f"stale: {len(paths)} {label}: {shown}")
+    lines.append(f"next `cg index`: {st.next_run}")
+    return "\n".join(lines)
 
 
 def main() -> None:
-    _quiet_model_loading()
+    quiet_model_loading()
     try:
         app()
     except BrokenPipeError:  # `cg ... | head`: the reader left; that is not an error

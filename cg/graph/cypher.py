@@ -158,7 +158,8 @@ SYMBOLS_AT = (
 # The other end's columns; External ends have only id and name (the rest come back null). labels(n) is
 # the label on Kùzu and a one-item list on Neo4j.
 _CALL_COLUMNS = (
-    " c.line, c.resolved_by, labels(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature"
+    " c.line, c.resolved_by, labels(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature,"
+    " n.file_kind"
 )
 CALLEES = "MATCH (a:Symbol)-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id, n.id," + _CALL_COLUMNS
 CALLERS = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol) WHERE a.id IN $ids RETURN n.id, a.id," + _CALL_COLUMNS

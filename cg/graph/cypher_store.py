@@ -282,9 +282,8 @@ class CypherStore(ABC):
         if not ids:
             return []
         out = []
-        for src, dst, line, resolved_by, labels, name, qualname, kind, path, start, end, signature in self._read(
-            q.CALLEES if direction == "out" else q.CALLERS, {"ids": ids}
-        ):
+        rows = self._read(q.CALLEES if direction == "out" else q.CALLERS, {"ids": ids})
+        for src, dst, line, resolved_by, labels, name, qualname, kind, path, start, end, signature, file_kind in rows:
             other_id = dst if direction == "out" else src
             other = {
                 "id": other_id,
@@ -295,6 +294,7 @@ class CypherStore(ABC):
                 "start_line": start,
                 "end_line": end,
                 "signature": signature,
+                "file_kind": file_kind,
             }
             label = labels if isinstance(labels, str) else labels[0]  # Kùzu: the label; Neo4j: a list
             out.append(CallRow(src, dst, int(line or 0), resolved_by or "", other, label))

@@ -49,6 +49,7 @@ SUMMARY_FIELDS = (
     "signature",
     "docstring",
     "parent_id",
+    "file_kind",
 )
 
 

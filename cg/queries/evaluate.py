@@ -28,9 +28,10 @@ from typing import Any
 from cg.embed import Embedder
 from cg.errors import CgError
 from cg.graph.store import GraphStore
-from cg.ingest.walk import is_test_path
 from cg.queries.expand import expand
-from cg.queries.search import DEFAULT_WEIGHTS, lexical_ranking, search, vector_ranking
+from cg.queries.lookup import is_test
+from cg.queries.query import Query, Ranking
+from cg.queries.search import lexical_ranking, search, vector_ranking
 
 KINDS = ("flow", "location", "exact", "impact")
 MODES = ("lexical", "vector", "hybrid", "graph")
@@ -157,24 +158,22 @@ def load_questions(path: Path) -> list[Question]:
 def ranked(
     store: GraphStore,
     embedder: Embedder,
-    query: str,
+    query: Query | str,
     mode: str,
     k: int = DEPTH_K,
-    weights: dict[str, float] | None = None,
-    rrf_k: int = 60,
-    priors: dict[str, float] | None = None,
-    fusion: str = "score",
+    ranking: Ranking | None = None,
 ) -> list[dict[str, Any]]:
     """The first ``k`` definitions ``mode`` returns for ``query``, as symbol summaries."""
+    query = Query.of(query)
+    ranking = ranking or Ranking.default()
     if mode == "lexical":
         ids = lexical_ranking(store, query)[:k]
     elif mode == "vector":
-        ids = vector_ranking(store, embedder.embed([query])[0])[:k]
+        ids = vector_ranking(store, query.with_vector(embedder).embedding)[:k]
     elif mode in ("hybrid", "graph"):
-        weights = {**(weights or DEFAULT_WEIGHTS)}
         if mode == "hybrid":
-            weights["graph"] = 0.0  # the text arms alone
-        hits = search(store, embedder, query, limit=k * 2, rrf_k=rrf_k, weights=weights, priors=priors, fusion=fusion)
+            ranking = ranking.without_graph()  # the text arms alone
+        hits = search(store, embedder, query, limit=k * 2, ranking=ranking)
         ids = [h.id for h in hits]
         if mode == "graph":
             ids = _with_neighbours(store, ids)
@@ -193,7 +192,7 @@ def _with_neighbours(store: GraphStore, ids: list[str]) -> list[str]:
     for seed in ids[:GRAPH_SEEDS]:
         for direction in ("out", "in"):
             for step in expand(store, [seed], direction, depth=1, fanout=GRAPH_FANOUT):
-                if step.id not in out and not is_test_path(step.node.get("path") or ""):
+                if step.id not in out and not is_test(step.node):
                     out.append(step.id)
     out += [i for i in ids[GRAPH_HEAD:] if i not in out]
     return out
@@ -204,16 +203,14 @@ def evaluate(
     embedder: Embedder,
     questions: list[Question],
     mode: str = "graph",
-    weights: dict[str, float] | None = None,
-    rrf_k: int = 60,
-    priors: dict[str, float] | None = None,
-    fusion: str = "score",
+    ranking: Ranking | None = None,
 ) -> EvalReport:
+    """Rank every question with ``mode`` and score the first DEPTH_K results against its gold entries."""
     report = EvalReport(mode)
     for q in questions:
         # a few spare hits for those in the question file itself (its key, its module, at most a third),
         # few enough that the search's candidate pool stays the same size
-        hits = ranked(store, embedder, q.question, mode, DEPTH_K + 3, weights, rrf_k, priors, fusion)
+        hits = ranked(store, embedder, q.question, mode, DEPTH_K + 3, ranking)
         hits = [h for h in hits if not (q.source and q.source.endswith("/" + str(h.get("path"))))][:DEPTH_K]
         ranks: list[int | None] = []
         for gold in q.gold:
@@ -221,3 +218,22 @@ def evaluate(
             ranks.append(rank)
         report.results.append(QuestionResult(q, ranks, [h["qualname"] for h in hits]))
     return report
+
+
+def render_report(report: EvalReport) -> str:
+    """The summary table per kind and overall, then the questions not fully answered in the first 10."""
+    data = report.as_dict()
+    lines = [
+        f"{len(report.results)} questions, mode {report.mode}",
+        f"{'kind':<10} {'n':>3} {'recall@5':>9} {'recall@10':>10} {'MRR':>6}",
+    ]
+    for kind, row in [*data["by_kind"].items(), ("overall", data["overall"])]:
+        lines.append(
+            f"{kind:<10} {row['questions']:>3} {row['recall@5']:>9.3f} {row['recall@10']:>10.3f} {row['mrr']:>6.3f}"
+        )
+    missed = [q for q in data["questions"] if q["recall@10"] < 1.0]
+    if missed:
+        lines.append(f"\nnot fully answered in the first 10 ({len(missed)}):")
+        for q in missed:
+            lines.append(f"  {q['id']} ({q['kind']}): gold ranks {q['gold_ranks']}; top: {', '.join(q['top'][:3])}")
+    return "\n".join(lines)

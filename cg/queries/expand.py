@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cg.graph.store import CallRow, GraphStore
-from cg.ingest.walk import is_test_path
 from cg.model import edge_rank
+from cg.queries.lookup import is_test
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,7 @@ class Step:
 
 
 def _priority(row: CallRow) -> tuple:
-    test = is_test_path(row.other.get("path") or "")
-    return (row.other_label != "Symbol", test, edge_rank(row.resolved_by), row.line, row.other["id"])
+    return (row.other_label != "Symbol", is_test(row.other), edge_rank(row.resolved_by), row.line, row.other["id"])
 
 
 def expand(

@@ -34,10 +34,9 @@ from typing import Any
 
 from cg.embed import Embedder
 from cg.graph.store import GraphStore
-from cg.ingest.walk import is_test_path
-from cg.lexical import analyze_query
 from cg.queries.expand import Step, expand, related_methods
-from cg.queries.lookup import citation, is_test_function, short_id
+from cg.queries.lookup import citation, is_test, is_test_function, short_id
+from cg.queries.query import Query, Ranking
 from cg.queries.search import Hit, search
 from cg.queries.sources import Source, related_sources, render_sources
 
@@ -146,18 +145,17 @@ class Explanation:
 def _pick_seeds(hits: list[Hit], count: int) -> list[Hit]:
     def rank(h: Hit) -> int:
         primary = h.symbol["kind"] in _PRIMARY_KINDS
-        test = is_test_path(h.symbol["path"])
-        return (0 if primary else 2) + (1 if test else 0)
+        return (0 if primary else 2) + (1 if is_test(h.symbol) else 0)
 
     ordered = sorted(enumerate(hits), key=lambda ih: (rank(ih[1]), ih[0]))
     return [h for _, h in ordered[:count]]
 
 
-def _relevant(store: GraphStore, query: str, hits: list[Hit]) -> list[Hit]:
+def _relevant(store: GraphStore, query: Query, hits: list[Hit]) -> list[Hit]:
     """Hits that name what was asked: an exact identifier, or a lexical match on at least MIN_COVERAGE
     of the question's distinct terms. The dense arm always returns something, so it cannot decide
     alone; one shared common word ("deployment" in a docstring) is not enough either."""
-    terms = set(analyze_query(query).split())
+    terms = set(query.terms)
     docs = store.lexical_docs([h.id for h in hits if "lexical" in h.ranks])
     out = []
     for h in hits:
@@ -198,26 +196,24 @@ def _entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) ->
 def explain(
     store: GraphStore,
     embedder: Embedder,
-    query: str,
+    query: Query | str,
     *,
     seeds: int = 3,
     depth: int = 2,
     fanout: int = 6,
     token_budget: int = 6000,
     max_nodes: int = 20,
-    rrf_k: int = 60,
-    weights: dict[str, float] | None = None,
-    priors: dict[str, float] | None = None,
-    fusion: str = "score",
+    ranking: Ranking | None = None,
 ) -> Explanation:
-    hits = search(
-        store, embedder, query, limit=max(seeds * 4, 12), rrf_k=rrf_k, weights=weights, priors=priors, fusion=fusion
-    )
+    """How the code the question is about works: its call flow from the entry points, in call order,
+    within ``token_budget`` (see the module docstring)."""
+    query = Query.of(query).with_vector(embedder)
+    hits = search(store, embedder, query, limit=max(seeds * 4, 12), ranking=ranking)
     relevant = _relevant(store, query, hits)
-    result = Explanation(query, found=bool(relevant), token_budget=token_budget)
+    result = Explanation(query.text, found=bool(relevant), token_budget=token_budget)
     if not relevant:
         result.nearest = hits[:3]
-        result.sources = related_sources(store, query, embedder.embed([query])[0], {})
+        result.sources = related_sources(store, embedder, query, {})
         return result
     result.seeds = _pick_seeds(relevant, seeds)
     top = result.seeds[0].score or 1.0
@@ -226,9 +222,9 @@ def explain(
     seed_ids = list(weight)
     up = expand(store, seed_ids, "in", depth + 1, fanout)
     down = expand(store, seed_ids, "out", depth, fanout)
-    tests = [s for s in up if is_test_path(s.node.get("path") or "")]
-    up = [s for s in up if not is_test_path(s.node.get("path") or "")]
-    down = [s for s in down if not is_test_path(s.node.get("path") or "") and not _constructor_twin(s, down)]
+    tests = [s for s in up if is_test(s.node)]
+    up = [s for s in up if not is_test(s.node)]
+    down = [s for s in down if not is_test(s.node) and not _constructor_twin(s, down)]
     hub = store.caller_counts([s.id for s in down])
     via: dict[str, str] = {}
     for steps, name in ((up, "caller"), (down, "callee")):
@@ -258,7 +254,7 @@ def explain(
     result.tests = _tests(tests, nodes)
     _spend_budget(result)
     shown = {i: result.nodes[i].node.get("qualname") or i for i in result.order}
-    result.sources = related_sources(store, query, embedder.embed([query])[0], shown)
+    result.sources = related_sources(store, embedder, query, shown)
     return result
 
 
@@ -310,7 +306,7 @@ def _mark_entries(store: GraphStore, result: Explanation, tests: list[Step]) -> 
     roots = [i for i, n in result.nodes.items() if i not in called and n.role != "override"]
     outside: dict[str, int] = {}
     for row in store.calls(roots, "in"):
-        if not is_test_path(row.other.get("path") or "") and row.src not in result.nodes:
+        if not is_test(row.other) and row.src not in result.nodes:
             outside[row.dst] = outside.get(row.dst, 0) + 1
     for i in roots:
         node = result.nodes[i]

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cg.graph.store import GraphStore
-from cg.ingest.walk import is_test_path
 from cg.model import edge_rank
 from cg.queries.expand import related_methods
-from cg.queries.lookup import citation, is_test_function, short_id
+from cg.queries.lookup import citation, is_test, is_test_function, short_id
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
 MAX_NODES = 5000  # a walk that reaches more than this many callers stops (and says so)
@@ -93,6 +92,8 @@ def _rank(a: Affected) -> tuple:
 
 
 def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
+    """What breaks if ``symbol`` (a node from ``resolve_symbol``) changes: callers up to ``depth`` hops,
+    the tests that reach it, subclasses, overrides and importers."""
     result = Impact(symbol, depth)
     target = symbol["id"]
     overridden = [m for _, m in related_methods(store, [symbol], "out")]
@@ -130,7 +131,7 @@ def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
     for a in sorted(reached.values(), key=_rank):
         if is_test_function(a.node):
             result.tests.append(a)
-        elif not is_test_path(a.node.get("path") or "") and a.depth <= depth:
+        elif not is_test(a.node) and a.depth <= depth:
             result.callers.append(a)
 
     owners = [target]

@@ -9,10 +9,10 @@ from typing import Any
 
 from cg.errors import CgError
 from cg.graph.store import GraphStore
-from cg.ingest.walk import is_test_path
 
 _PATH_LINE = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)")
 _SHOWN = 8
+_TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__"})
 
 
 def citation(node: dict[str, Any]) -> str:
@@ -26,8 +26,18 @@ def short_id(symbol_id: str) -> str:
     return symbol_id.split("::", 1)[-1]
 
 
+def is_test(node: dict[str, Any]) -> bool:
+    """A definition in a test file: the ``file_kind`` ingest stored on it. A node dict made by hand,
+    without one, falls back on the folder and ``test_`` file-name conventions."""
+    kind = node.get("file_kind")
+    if kind is not None:
+        return kind == "test"
+    *folders, name = (node.get("path") or "").split("/")
+    return bool(_TEST_FOLDERS.intersection(folders)) or name.startswith("test_")
+
+
 def is_test_function(node: dict[str, Any]) -> bool:
-    return is_test_path(node.get("path") or "") and (node.get("name") or "").startswith("test")
+    return is_test(node) and (node.get("name") or "").startswith("test")
 
 
 class SymbolLookupError(CgError, ValueError):
@@ -39,6 +49,7 @@ def _where(node: dict[str, Any]) -> str:
 
 
 def resolve_symbol(store: GraphStore, ref: str) -> dict[str, Any]:
+    """The one definition ``ref`` names (see the module docstring); SymbolLookupError otherwise."""
     ref = ref.strip()
     located = _PATH_LINE.fullmatch(ref)
     if located and "::" not in ref:

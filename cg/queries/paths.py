@@ -42,9 +42,23 @@ class CallPath:
         }
 
 
+@dataclass(frozen=True)
+class Paths:
+    """The answer to ``cg path``: the call paths from ``source`` to ``target``, shortest first."""
+
+    source: dict[str, Any]
+    target: dict[str, Any]
+    paths: list[CallPath]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source["id"], "target": self.target["id"], "paths": [p.as_dict() for p in self.paths]}
+
+
 def call_paths(
     store: GraphStore, source: dict[str, Any], target: dict[str, Any], k: int = 3, max_depth: int = 6
 ) -> list[CallPath]:
+    """Up to ``k`` shortest call chains from ``source`` to ``target`` (nodes from ``resolve_symbol``),
+    at most ``max_depth`` calls long, best first."""
     src, dst = source["id"], target["id"]
     if src == dst:
         return [CallPath([source], [])]
@@ -95,7 +109,8 @@ def call_paths(
     return found
 
 
-def render_paths(source: dict[str, Any], target: dict[str, Any], paths: list[CallPath]) -> str:
+def render_paths(result: Paths) -> str:
+    source, target, paths = result.source, result.target, result.paths
     head = f"# Call paths from {source['qualname']} to {target['qualname']}"
     if not paths:
         return f"{head}\n\nNo call path from {source['qualname']} to {target['qualname']} in the index."

@@ -27,39 +27,21 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cg.embed import Embedder
 from cg.graph.store import GraphStore
-from cg.ingest.walk import is_test_path
-from cg.lexical import analyze_query, split_identifier
+from cg.lexical import split_identifier
+from cg.queries.lookup import citation, is_test
+from cg.queries.query import Query, Ranking
 
 CANDIDATES = 50  # per arm, into fusion
 PRIOR_POOL = 80  # fused candidates re-weighted by their kind before the cut
-PRIORS = {"tests": 0.5, "modules": 0.5, "containers": 0.5, "sync_async": 0.5}
-# A question that says which side of a sync/async API it means ("with a sync Client", "the async
-# transport", "a plain (non-async) generator"); "blocking" counts as sync.
-_SYNC = re.compile(r"\bnon-async\b|\bsync(?:hronous(?:ly)?)?\b|\bblocking\b", re.I)
-_ASYNC = re.compile(r"(?<!non-)\basync(?:hronous(?:ly)?)?\b|\bawait", re.I)
-# The docstring arm is off by default: on the example question set it lowered recall@10 and MRR at
-# every weight tried (0.3, 0.5, 1.0) because RRF penalises the many definitions without a docstring;
-# `weight_doc` in config turns it on.
-DEFAULT_WEIGHTS = {"lexical": 1.0, "vector": 1.0, "doc": 0.0, "graph": 0.2}
 GRAPH_SEEDS = 5  # the fused hits whose direct callers and callees the graph arm lifts
-FUSIONS = ("score", "rrf")
 LEXICAL_POOL = 300  # full-text candidates re-scored by cg's BM25
 BM25_K1, BM25_B = 1.2, 0.75
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def exact_identifiers(query: str) -> list[str]:
-    """Tokens of the query that are written as code: snake_case, camelCase, dotted, or the whole
-    query being one word. Plain words ("payment retry") are left to the ranked arms."""
-    tokens = _IDENTIFIER.findall(query)
-    if len(tokens) == 1:
-        return tokens
-    return [t for t in tokens if "_" in t or "." in t or re.search(r"[a-z][A-Z]", t)]
 
 
 @dataclass
@@ -82,7 +64,31 @@ class Hit:
         return data
 
 
-def rrf(arms: dict[str, list[str]], weights: dict[str, float], k: int) -> list[tuple[str, float, dict[str, int]]]:
+@dataclass(frozen=True)
+class SearchResult:
+    """The answer to ``cg search``: the hits for the query, best first."""
+
+    query: Query
+    hits: list[Hit]
+
+    def as_dict(self) -> list[dict[str, Any]]:
+        return [h.as_dict() for h in self.hits]
+
+
+def render_hits(result: SearchResult) -> str:
+    """One numbered line per hit (score, name, kind, citation) and the first line of its docstring."""
+    if not result.hits:
+        return "no matches"
+    lines = []
+    for n, h in enumerate(result.hits, 1):
+        s = h.symbol
+        lines.append(f"{n:>2}. {h.score:.4f}  {s['qualname']} ({s['kind']}) {citation(s)}")
+        if s.get("docstring"):
+            lines.append(f"      {s['docstring'].splitlines()[0]}")
+    return "\n".join(lines)
+
+
+def rrf(arms: dict[str, list[str]], weights: Mapping[str, float], k: int) -> list[tuple[str, float, dict[str, int]]]:
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     for arm, ids in arms.items():
@@ -110,20 +116,23 @@ def _ordered(scores: dict[str, float]) -> list[str]:
     return [doc for doc, _ in sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))]
 
 
-def lexical_scores(store: GraphStore, query: str) -> dict[str, float]:
+def lexical_scores(store: GraphStore, query: Query) -> dict[str, float]:
     """Definition id -> cg's BM25 over the full-text candidates (see the module docstring)."""
-    return _owner_scores(store, bm25(store, query, ("Symbol", "Chunk"), "lexical"))
+    return _owner_scores(store, bm25(store, query.terms, ("Symbol", "Chunk"), "lexical"))
 
 
-def lexical_ranking(store: GraphStore, query: str) -> list[str]:
+def lexical_ranking(store: GraphStore, query: Query) -> list[str]:
     """Full-text candidates (definitions and chunks) ranked by cg's BM25."""
     return _ordered(lexical_scores(store, query))
 
 
-def bm25(store: GraphStore, query: str, labels: tuple[str, ...], stats: str) -> dict[tuple[str, str], float]:
-    """cg's BM25 over the full-text pool of ``labels``; N and the average length come from the
-    index metadata ``{stats}_docs`` / ``{stats}_avgdl`` (the pool's own when absent)."""
-    terms = Counter(analyze_query(query).split())
+def bm25(
+    store: GraphStore, query_terms: Sequence[str], labels: tuple[str, ...], stats: str
+) -> dict[tuple[str, str], float]:
+    """cg's BM25 of ``query_terms`` (a Query's analysed terms) over the full-text pool of ``labels``; N
+    and the average length come from the index metadata ``{stats}_docs`` / ``{stats}_avgdl`` (the
+    pool's own when absent)."""
+    terms = Counter(query_terms)
     if not terms:
         return {}
     docs: dict[tuple[str, str], Counter] = {}
@@ -172,7 +181,7 @@ def vector_ranking(
 
 
 def score_fusion(
-    arms: dict[str, dict[str, float]], weights: dict[str, float], floors: dict[str, float] | None = None
+    arms: dict[str, dict[str, float]], weights: Mapping[str, float], floors: dict[str, float] | None = None
 ) -> list[tuple[str, float, dict[str, int]]]:
     """Weighted sum of each arm's normalised score: ``(score - floor) / (best - floor)``, clipped at
     0, with ``floor`` 0 unless given (the cosine arms pass their pool's last score). A candidate an arm
@@ -197,46 +206,43 @@ def score_fusion(
 
 
 DOCSTRINGS = (("Symbol", "doc_embedding"),)
-CODE_AND_DOCS = (("Symbol", "embedding"), ("Chunk", "embedding"), ("Symbol", "doc_embedding"))
 
 
 def search(
     store: GraphStore,
     embedder: Embedder,
-    query: str,
+    query: Query | str,
     limit: int = 10,
     *,
-    rrf_k: int = 60,
-    weights: dict[str, float] | None = None,
+    ranking: Ranking | None = None,
     kinds: tuple[str, ...] | None = None,
-    priors: dict[str, float] | None = None,
-    fusion: str = "score",
 ) -> list[Hit]:
-    weights = weights or DEFAULT_WEIGHTS
-    if fusion not in FUSIONS:
-        raise ValueError(f"unknown fusion {fusion!r} (use {' or '.join(FUSIONS)})")
-    query_vector = embedder.embed([query])[0]
+    """The ``limit`` best definitions for ``query``: both arms fused, the graph arm, the priors, and
+    the definitions the query names exactly pinned first; ``ranking`` defaults to the settings' defaults."""
+    query = Query.of(query).with_vector(embedder)
+    ranking = ranking or Ranking.default()
+    weights = ranking.weights
     arms = {
         "lexical": lexical_scores(store, query),
-        "vector": vector_scores(store, query_vector),
-        "doc": vector_scores(store, query_vector, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
+        "vector": vector_scores(store, query.embedding),
+        "doc": vector_scores(store, query.embedding, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
     }
     arms = {
-        arm: scores if arm == "lexical" and fusion == "score" else _top(scores, CANDIDATES)
+        arm: scores if arm == "lexical" and ranking.fusion == "score" else _top(scores, CANDIDATES)
         for arm, scores in arms.items()
         if weights.get(arm, 1.0) > 0
     }
-    if fusion == "rrf":
-        fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, rrf_k)
+    if ranking.fusion == "rrf":
+        fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, ranking.rrf_k)
     else:
         floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
-        _complete_cosines(store, query_vector, arms)
+        _complete_cosines(store, query.embedding, arms)
         fused = score_fusion(arms, weights, floors)
     if weights.get("graph", 0.0) > 0:
         fused = propagate(store, fused, weights["graph"])
     pool = fused[: max(limit * 3, PRIOR_POOL)]
     symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
-    pool = apply_priors(query, pool, symbols, priors or PRIORS)
+    pool = apply_priors(query, pool, symbols, ranking.priors)
     fused = _pin_exact(store, query, pool, symbols, _config_answers(store, query, symbols))
     hits: list[Hit] = []
     missing = [doc for doc, _, _ in fused if doc not in symbols]
@@ -273,7 +279,7 @@ def propagate(
     for direction in ("out", "in"):
         for row in store.calls(top, direction):
             origin, other = (row.src, row.dst) if direction == "out" else (row.dst, row.src)
-            if row.other_label != "Symbol" or other == origin or is_test_path(row.other.get("path") or ""):
+            if row.other_label != "Symbol" or other == origin or is_test(row.other):
                 continue
             lift[other] = max(lift.get(other, 0.0), scores[origin])
     for rank, doc in enumerate(_ordered(lift), start=1):
@@ -300,11 +306,11 @@ def _complete_cosines(store: GraphStore, query_vector, arms: dict[str, dict[str,
             arms[arm][doc] = round(float(vec @ query), 6)
 
 
-def _config_answers(store: GraphStore, query: str, symbols: dict[str, dict[str, Any]]) -> set[str]:
+def _config_answers(store: GraphStore, query: Query, symbols: dict[str, dict[str, Any]]) -> set[str]:
     """Config sections that set a key the query is written as (``STRIPE_WEBHOOK_SECRET: ...``,
     ``KEY = value``, ``ENV KEY``): exact answers, pinned like a definition of that name. A section that
     only mentions it (a question file, a ``${KEY}`` reference) is ranked like any other config text."""
-    tokens = [t for t in exact_identifiers(query) if len(split_identifier(t)) > 1]
+    tokens = [t for t in query.identifiers if len(split_identifier(t)) > 1]
     config = [doc for doc, sym in symbols.items() if sym.get("kind") == "config"]
     if not tokens or not config:
         return set()
@@ -316,10 +322,10 @@ def _config_answers(store: GraphStore, query: str, symbols: dict[str, dict[str, 
 
 
 def apply_priors(
-    query: str,
+    query: Query | str,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]],
-    priors: dict[str, float],
+    priors: Mapping[str, float],
 ) -> list[tuple[str, float, dict[str, int]]]:
     """Scale fused scores by what kind of definition a hit is. Users asking how something works want
     the function that does it: a test (unless the question is about tests), a whole module, or a
@@ -328,15 +334,14 @@ def apply_priors(
     sync/async API (httpx's ``Client`` and ``AsyncClient``, ``iter_bytes`` and ``aiter_bytes``) wants
     that side: the other side's twins count less. Measured with `cg eval` (benchmarks/RESULTS.md);
     the factors are in config."""
+    query = Query.of(query)
     ids = {doc for doc, _, _ in fused}
-    about_tests = "test" in query.lower()
-    wants_sync, wants_async = bool(_SYNC.search(query)), bool(_ASYNC.search(query))
-    side = None if wants_sync == wants_async else wants_async
+    side = query.async_side
     out = []
     for doc, score, ranks in fused:
         sym = symbols.get(doc)
         if sym is not None:
-            if not about_tests and is_test_path(sym["path"]):
+            if not query.about_tests and is_test(sym):
                 score *= priors["tests"]
             if sym["kind"] in ("module", "config"):  # a module's loose code, a config section: not definitions
                 score *= priors["modules"]
@@ -366,7 +371,7 @@ def _joined(identifier: str) -> str:
 
 def _pin_exact(
     store: GraphStore,
-    query: str,
+    query: Query,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]] | None = None,
     also: set[str] | None = None,
@@ -375,7 +380,7 @@ def _pin_exact(
     written, or in another case style among the candidates (``SchedulePaymentRetry`` for
     ``schedule_payment_retry``); ``also`` adds other exact answers (config sections naming the token)."""
     pinned: list[str] = []
-    for token in exact_identifiers(query):
+    for token in query.identifiers:
         for sym in store.find_symbols(token, limit=5):
             if sym["id"] not in pinned and token.split(".")[-1] == sym["name"]:
                 pinned.append(sym["id"])

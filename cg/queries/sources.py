@@ -15,9 +15,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
+from cg.embed import Embedder
 from cg.graph.store import GraphStore
+from cg.queries.query import Query
 from cg.queries.search import CANDIDATES, bm25, rrf
 
 MIN_COSINE = 0.45
@@ -54,10 +54,13 @@ def _source(kind: str, node: dict[str, Any], score: float, via: str, how: str = 
     return Source(kind, node["id"], title or "", _citation(kind, node), text or "", round(score, 6), via)
 
 
-def by_question(store: GraphStore, query: str, query_vector: np.ndarray, limit: int = 3) -> list[Source]:
+def by_question(store: GraphStore, embedder: Embedder, query: Query | str, limit: int = 3) -> list[Source]:
+    """Doc sections and commits ranked for the question (see the module docstring), ``limit`` of each."""
+    query = Query.of(query).with_vector(embedder)
+    query_vector = query.embedding
     out: list[Source] = []
     for kind, label in _LABELS.items():
-        lexical = bm25(store, query, (label,), label.lower())
+        lexical = bm25(store, query.terms, (label,), label.lower())
         lex_ids = [doc for (_, doc), _ in sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0][1]))][:CANDIDATES]
         pool = [doc for doc, _ in store.vector(query_vector, CANDIDATES, label)]
         cosine = {doc: float(vec @ query_vector) for doc, vec in store.embeddings(pool, label).items()}
@@ -96,12 +99,27 @@ def by_definitions(store: GraphStore, symbols: dict[str, str], limit: int = 3) -
 
 
 def related_sources(
-    store: GraphStore, query: str, query_vector: np.ndarray, symbols: dict[str, str], limit: int = 3
+    store: GraphStore, embedder: Embedder, query: Query | str, symbols: dict[str, str], limit: int = 3
 ) -> list[Source]:
-    found = by_question(store, query, query_vector, limit)
+    """The sources for an answer: those the question finds, then those its definitions name or touched."""
+    found = by_question(store, embedder, query, limit)
     ids = {s.id for s in found}
     found += [s for s in by_definitions(store, symbols, limit) if s.id not in ids]
     return found[:MAX_SOURCES]
+
+
+@dataclass(frozen=True)
+class DocHits:
+    """The answer to ``cg search --docs``: doc sections and commits for the question."""
+
+    sources: list[Source]
+
+    def as_dict(self) -> list[dict[str, Any]]:
+        return [s.as_dict() for s in self.sources]
+
+
+def render_doc_hits(result: DocHits) -> str:
+    return "\n".join(render_sources(result.sources, max_lines=3)[2:]) if result.sources else "no matches"
 
 
 def render_sources(sources: list[Source], max_lines: int = 4) -> list[str]:

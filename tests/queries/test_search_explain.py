@@ -9,6 +9,7 @@ from cg.embed import embedder_for
 from cg.graph.backends import open_store
 from cg.queries.expand import expand
 from cg.queries.explain import explain, trim_body
+from cg.queries.query import Ranking
 from cg.queries.search import rrf, score_fusion, search
 
 RETRY = "shop/payments/retry.py::schedule_payment_retry"
@@ -51,10 +52,10 @@ def test_score_fusion_keeps_the_margin_rrf_throws_away():
 def test_both_fusions_find_the_retry_policy(ctx):
     store, embedder = ctx
     for fusion in ("score", "rrf"):
-        hits = search(store, embedder, "payment retry", limit=3, fusion=fusion)
+        hits = search(store, embedder, "payment retry", limit=3, ranking=Ranking.default().with_fusion(fusion))
         assert hits[0].id == RETRY, (fusion, [h.id for h in hits])
     with pytest.raises(ValueError, match="unknown fusion 'borda'"):
-        search(store, embedder, "payment retry", fusion="borda")
+        Ranking.default().with_fusion("borda")
 
 
 @pytest.mark.parametrize(
@@ -170,7 +171,7 @@ def test_graph_arm_lifts_callees_and_callers_of_the_first_hits_only():
 
 
 def test_a_question_that_names_sync_or_async_prefers_that_side():
-    from cg.queries.search import PRIORS, apply_priors, is_async
+    from cg.queries.search import apply_priors, is_async
 
     symbols = {
         "sync": {
@@ -208,7 +209,7 @@ def test_a_question_that_names_sync_or_async_prefers_that_side():
     fused = [("async", 1.0, {}), ("aiter", 0.9, {}), ("sync", 0.8, {})]
 
     def order(query):
-        return [doc for doc, _, _ in apply_priors(query, fused, symbols, PRIORS)]
+        return [doc for doc, _, _ in apply_priors(query, fused, symbols, Ranking.default().priors)]
 
     assert order("how does the sync Client send a request?") == ["sync", "async", "aiter"]
     assert order("my body is a plain (non-async) generator") == ["sync", "async", "aiter"]

@@ -1,0 +1,200 @@
+"""The front door: one session over an index, for the CLI, the benchmarks, a notebook or an MCP server.
+
+    with open_index("path/to/repo") as index:
+        print(index.explain("how is a failed payment retried?").as_dict())
+
+``open_index`` finds the repository, reads its settings, opens the store once and closes it on the
+way out; the embedding model is made only when a method needs it, and once. Every method returns a
+result with ``as_dict()`` (the JSON ``cg ... --json`` prints). Errors a user can cause are ``CgError``s.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cg.config import Settings, find_repo, load_settings
+from cg.embed import Embedder, embedder_for
+from cg.errors import UserError
+from cg.graph.backends import open_store
+from cg.graph.store import GraphStore
+from cg.queries.evaluate import EvalReport, Question, evaluate, load_questions
+from cg.queries.explain import Explanation, explain
+from cg.queries.impact import Impact, impact
+from cg.queries.lookup import resolve_symbol
+from cg.queries.neighbours import Neighbours, neighbours
+from cg.queries.paths import Paths, call_paths
+from cg.queries.query import Query, Ranking
+from cg.queries.search import SearchResult, search
+from cg.queries.sources import DocHits, by_question
+
+if TYPE_CHECKING:
+    from cg.ingest.pipeline import IndexSummary, Progress
+    from cg.ingest.status import Status
+
+Ref = str | dict[str, Any]  # what names a definition: text a user types, or a node an answer returned
+
+
+def quiet_model_loading() -> None:
+    """Keep the model libraries' progress bars and warnings off the terminal (set before they load)."""
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def settings_for(repo: Path | str | None = None, backend: str | None = None, **overrides: Any) -> Settings:
+    """The settings of ``repo`` (default: the repository around the current directory), with
+    ``backend`` and ``overrides`` on top; a missing or non-directory ``repo`` is a UserError."""
+    if repo is not None:
+        repo = Path(repo)
+        if not repo.exists():
+            raise UserError(f"no such directory: {repo}")
+        if not repo.is_dir():
+            raise UserError(f"not a directory: {repo}")
+        root = repo.resolve()
+    else:
+        root = find_repo(Path.cwd())
+    return load_settings(root, backend=backend, **overrides)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Node and edge counts of the index, by label and type."""
+
+    counts: dict[str, int]
+
+    def as_dict(self) -> dict[str, int]:
+        return self.counts
+
+
+@dataclass(frozen=True)
+class CypherResult:
+    """The columns and rows a Cypher query returned."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+
+    def as_dict(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+class Index:
+    """A session over one repository's index: its settings, its store (open), its embedder (made on
+    first use) and its ranking. Made by ``open_index``."""
+
+    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.ranking = Ranking.from_settings(settings)
+        if embedder is not None:
+            self.embedder = embedder
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return embedder_for(self.settings)
+
+    def query(self, text: str) -> Query:
+        """The question parsed once; embedded on first use by any method it is passed to."""
+        return Query.parse(text)
+
+    def lookup(self, ref: Ref) -> dict[str, Any]:
+        """The definition ``ref`` names (id, qualified name, unique short name or path:line); a
+        SymbolLookupError (a CgError) when it names none or several. A node from an earlier answer
+        is its own definition."""
+        return ref if isinstance(ref, dict) else resolve_symbol(self.store, ref)
+
+    def search(self, question: Query | str, limit: int = 10) -> SearchResult:
+        query = Query.of(question).with_vector(self.embedder)
+        return SearchResult(query, search(self.store, self.embedder, query, limit, ranking=self.ranking))
+
+    def search_docs(self, question: Query | str, limit: int = 10) -> DocHits:
+        return DocHits(by_question(self.store, self.embedder, question, limit))
+
+    def explain(
+        self, question: Query | str, *, seeds: int = 3, depth: int | None = None, budget: int | None = None
+    ) -> Explanation:
+        """The call flow that answers ``question``; ``depth`` and ``budget`` default to the settings'."""
+        return explain(
+            self.store,
+            self.embedder,
+            question,
+            seeds=seeds,
+            depth=self.settings.depth if depth is None else depth,
+            fanout=self.settings.fanout,
+            token_budget=budget or self.settings.token_budget,
+            ranking=self.ranking,
+        )
+
+    def impact(self, ref: Ref, depth: int = 3) -> Impact:
+        return impact(self.store, self.lookup(ref), depth=depth)
+
+    def paths(self, source: Ref, target: Ref, k: int = 3, depth: int = 6) -> Paths:
+        a, b = self.lookup(source), self.lookup(target)
+        return Paths(a, b, call_paths(self.store, a, b, k=k, max_depth=depth))
+
+    def callers(self, ref: Ref, depth: int = 1, limit: int = 50) -> Neighbours:
+        return neighbours(self.store, self.lookup(ref), "in", depth, limit)
+
+    def callees(self, ref: Ref, depth: int = 1, limit: int = 50) -> Neighbours:
+        return neighbours(self.store, self.lookup(ref), "out", depth, limit)
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None, write: bool = False) -> CypherResult:
+        columns, rows = self.store.cypher(query, params or {}, write=write)
+        return CypherResult(columns, rows)
+
+    def stats(self) -> Stats:
+        return Stats(self.store.stats())
+
+    def status(self) -> Status:
+        """What is indexed, from which commit, and what changed since (what ``index()`` will redo)."""
+        from cg.ingest.status import index_status
+
+        return index_status(self.settings, self.store)
+
+    def evaluate(self, questions: list[Question] | Path, mode: str = "graph") -> EvalReport:
+        """recall@5, recall@10 and MRR over a question file (or loaded questions) with ``mode``."""
+        items = load_questions(questions) if isinstance(questions, Path) else questions
+        return evaluate(self.store, self.embedder, items, mode, ranking=self.ranking)
+
+    def index(self, full: bool = False, since: str | None = None, progress: Progress | None = None) -> IndexSummary:
+        """Bring the index up to date with the working tree (everything anew with ``full``); needs a
+        session opened with ``read_only=False``."""
+        from cg.ingest.pipeline import index_repository
+
+        if full:
+            self.store.reset()
+        return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
+
+
+@contextmanager
+def open_index(
+    repo: Path | str | None = None,
+    backend: str | None = None,
+    *,
+    read_only: bool = True,
+    create: bool = False,
+    embedder: Embedder | None = None,
+    **overrides: Any,
+) -> Iterator[Index]:
+    """A session over the index of ``repo`` (default: the repository around the current directory).
+    Without ``create`` a missing index is an error; ``embedder`` replaces the one the settings name."""
+    settings = settings_for(repo, backend, **overrides)
+    store = open_store(settings, read_only=read_only, must_exist=not create)
+    try:
+        yield Index(settings, store, embedder)
+    finally:
+        store.close()
+
+
+def callgraph(
+    repo: Path | str | None = None, *, resolver: str | None = None, include_external: bool = True
+) -> dict[str, list[str]]:
+    """The call graph as {caller: [callees]} by fully-qualified name, straight from the source (no index)."""
+    from cg.ingest.callgraph import build_callgraph
+
+    return build_callgraph(settings_for(repo, None, resolver=resolver), include_external=include_external)
