@@ -1,0 +1,170 @@
+"""Real `cg` output for the README and docs/, pasted by cogapp so it never drifts from what a run prints.
+
+Every output block in README.md and docs/*.md sits between cog markers (HTML comments, so a page
+shows only the output) and is written by `shell(...)` below: it runs the real CLI as a subprocess on
+a copy of examples/shop and returns `$ command` plus what the command printed. Regenerate every
+block after a change (from the repository root, with the dev extra installed):
+
+    PYTHONPATH=$PWD .venv/bin/cog -r -I docs README.md docs/*.md
+
+`tests/test_docs_output.py` runs the same generators in check mode and fails when a block no longer
+matches a fresh run.
+
+The copy is committed as a two-commit git history (the second commit caps the retry backoff, as in
+tests/cli/test_freshness.py), with fixed authors and dates so commit shas are stable, and indexed
+once with a private embedding cache and a private jedi cache, so the first run starts cold on every
+machine. Outputs are cached per process: each command runs once per cog invocation. What still varies
+from run to run is masked by `normalise`, the one function used both to write and to check.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOP = ROOT / "examples" / "shop"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Dana Okafor",
+    "GIT_AUTHOR_EMAIL": "dana@example.com",
+    "GIT_COMMITTER_NAME": "Dana Okafor",
+    "GIT_COMMITTER_EMAIL": "dana@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+CAP_MESSAGE = (
+    "Cap retry backoff at three days\n\n"
+    "Card networks penalise merchants who keep retrying the same card for weeks, and a customer\n"
+    "whose card was declined a week ago has usually churned. Cap the delay between two attempts."
+)
+CAPPED = "    return min(base * multiplier ** (attempt - 1), MAX_DELAY_SECONDS)"
+UNCAPPED = "    return base * multiplier ** (attempt - 1)"
+
+TIME = "<time>"  # a stage's seconds: `parse 0.0s` becomes `parse <time>`
+DATETIME = "<datetime>"  # when the index was written
+REPO = "<repo>"  # the temporary copy's absolute path
+GENERATOR_SETTINGS = ("CG_CACHE_DIR", "CG_JEDI_WORKERS", "CG_BACKEND")  # every other CG_/NEO4J_ variable is dropped
+_SECONDS = re.compile(r"(?<![\w.])\d+\.\d+s\b")
+_DATETIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?")
+
+
+def normalise(text: str, repo: Path) -> str:
+    """Mask what differs between two honest runs: stage timings, the index's timestamp, the temp path."""
+    text = text.replace(str(repo), REPO)
+    text = _DATETIME.sub(DATETIME, text)
+    return _SECONDS.sub(TIME, text)
+
+
+def _git(repo: Path, *args: str, when: int) -> None:
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
+    subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True)
+
+
+@cache
+def _workspace() -> tuple[Path, dict[str, str]]:
+    """A fresh copy of examples/shop with a short git history, and the environment every command runs in."""
+    scratch = Path(tempfile.mkdtemp(prefix="cg-docs-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    repo = scratch / "shop"
+    shutil.copytree(SHOP, repo, ignore=shutil.ignore_patterns(".cg", "__pycache__", ".pytest_cache"))
+    retry = repo / "shop" / "payments" / "retry.py"
+    original = retry.read_text()
+    if CAPPED not in original:
+        raise RuntimeError(f"examples/shop changed: {CAPPED.strip()!r} is no longer in {retry.name}")
+    _git(repo, "init", "-q", "-b", "main", when=1_750_000_000)
+    retry.write_text(original.replace(CAPPED, UNCAPPED))
+    _git(repo, "add", "-A", when=1_750_000_000)
+    _git(repo, "commit", "-q", "-m", "Import the shop payments service", when=1_750_000_000)
+    retry.write_text(original)
+    _git(repo, "commit", "-q", "-am", CAP_MESSAGE, when=1_760_000_000)
+    env = {
+        **os.environ,  # PYTHONPATH included: a worktree's cg wins over the installed one, as in the tests
+        "CG_CACHE_DIR": str(scratch / "cache"),  # a cold embedding cache: the counts do not depend on the machine
+        "XDG_CACHE_HOME": str(scratch / "xdg"),  # a cold jedi cache as well
+        "CG_JEDI_WORKERS": "2",
+        "CG_BACKEND": "kuzu",
+        "TOKENIZERS_PARALLELISM": "false",
+        "TRANSFORMERS_VERBOSITY": "error",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }
+    for name in [n for n in env if n.startswith(("NEO4J_", "CG_")) and n not in GENERATOR_SETTINGS]:
+        del env[name]
+    return repo, env
+
+
+def _cg_executable() -> list[str]:
+    cg = Path(sys.executable).parent / "cg"
+    return [str(cg)] if cg.exists() else [sys.executable, "-m", "cg.cli"]
+
+
+@cache
+def _indexes() -> tuple[str, str]:
+    """The copy's first `cg index` and a second one straight after it: run once, before any query."""
+    return _run("cg index"), _run("cg index --again")
+
+
+@cache
+def _run(command: str) -> str:
+    repo, env = _workspace()
+    args = [a for a in shlex.split(command) if a != "--again"]  # `--again` only tells the cache key apart
+    if args[0] != "cg":
+        raise ValueError(f"not a cg command: {command}")
+    done = subprocess.run(
+        [*_cg_executable(), *args[1:]], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+    )
+    text = done.stdout if done.returncode == 0 else done.stdout + done.stderr
+    return normalise(text.rstrip("\n"), repo)
+
+
+def output(command: str) -> str:
+    """`$ command` and what it printed (stderr too when it failed), run in the copy after it was indexed."""
+    _indexes()
+    return f"$ {command}\n{_run(command)}"
+
+
+def shell(*commands: str, fence: str = "```", lines: int = 0, start: str = "") -> str:
+    """A fenced block with each command and its output, a blank line between them (cog.out() it).
+
+    `lines` keeps only the first lines of each output, `start` only its lines from the first one that
+    begins with `start`; either says how many lines it left out.
+    """
+    outputs = [output(command) for command in commands]
+    if start:
+        outputs = [_tail(text, start) for text in outputs]
+    if lines:
+        outputs = [_head(text, lines + 1) for text in outputs]
+    body = "\n\n".join(outputs)
+    return f"{fence}\n{body}\n{fence}\n"
+
+
+def _head(text: str, keep: int) -> str:
+    rows = text.split("\n")
+    if len(rows) <= keep:
+        return text
+    return "\n".join([*rows[:keep], f"... ({len(rows) - keep} more lines)"])
+
+
+def _tail(text: str, start: str) -> str:
+    command, *rows = text.split("\n")
+    first = next(n for n, row in enumerate(rows) if row.startswith(start))
+    return "\n".join([command, f"... ({first} lines before)", *rows[first:]]) if first else text
+
+
+def indexes() -> str:
+    """A fenced block with the copy's first `cg index` (cold caches) and a second one straight after it."""
+    first, again = _indexes()
+    return f"```\n$ cg index\n{first}\n\n$ cg index      # again, nothing edited\n{again}\n```\n"
+
+
+def raw(command: str, language: str = "") -> str:
+    """Only what the command printed, fenced as `language` (e.g. mermaid, for a diagram GitHub draws)."""
+    text = output(command).split("\n", 1)[1]
+    return f"```{language}\n{text}\n```\n"
