@@ -202,7 +202,8 @@ def blobs_at(repo: Path, specs: list[str]) -> dict[str, bytes | None]:
         )
     except (OSError, subprocess.TimeoutExpired):
         return {}
-    data, pos, out = done.stdout, 0, {}
+    data, pos = done.stdout, 0
+    out: dict[str, bytes | None] = {}
     for spec in specs:
         end = data.index(b"\n", pos)
         header = data[pos:end].decode(errors="replace").split()

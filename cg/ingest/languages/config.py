@@ -88,7 +88,7 @@ def _json_units(lines: list[str]) -> list[tuple[int, str]]:
 
 
 def _dockerfile_units(lines: list[str]) -> list[tuple[int, str]]:
-    units = []
+    units: list[tuple[int, str]] = []
     for row, line in enumerate(lines):
         match = _DOCKER_FROM.match(line)
         if match:
@@ -97,7 +97,7 @@ def _dockerfile_units(lines: list[str]) -> list[tuple[int, str]]:
 
 
 def _sql_units(lines: list[str]) -> list[tuple[int, str]]:
-    units = []
+    units: list[tuple[int, str]] = []
     start: int | None = None
     for row, line in enumerate(lines):
         stripped = line.strip()

@@ -179,16 +179,17 @@ class JavaScriptExtractor(TreeSitterExtractor):
             return
         if clause is not None:
             for spec in clause.named_children:
-                name, alias = node_text(spec.child_by_field_name("name")), node_text(spec.child_by_field_name("alias"))
-                ctx.out.exports[alias or name] = name
+                exported = node_text(spec.child_by_field_name("name"))
+                alias_text = node_text(spec.child_by_field_name("alias"))
+                ctx.out.exports[alias_text or exported] = exported
             return
         if declaration is not None:
             name_node = declaration.child_by_field_name("name")
             names = [node_text(name_node)] if name_node is not None else []
             if declaration.type in ("lexical_declaration", "variable_declaration"):
                 names = [node_text(d.child_by_field_name("name")) for d in declaration.named_children]
-            for name in names:
-                ctx.out.exports["default" if default else name] = name
+            for exported in names:
+                ctx.out.exports["default" if default else exported] = exported
         elif default:  # `export default createApp;`
             value = next((c for c in node.named_children if c.type == "identifier"), None)
             if value is not None:

@@ -313,7 +313,7 @@ class _Walker:
         if outer.end_point[1] == 0 and end_row > outer.start_point[0]:
             end_row -= 1
         signature_end = body.start_byte if body is not None else node.end_byte
-        signature = node.text[: signature_end - node.start_byte].decode("utf-8", "replace")
+        signature = (node.text or b"")[: signature_end - node.start_byte].decode("utf-8", "replace")
         signature = " ".join(signature.split()).rstrip(":").rstrip()
         qualname = ".".join(p for p in (self.record.module, scope_path) if p)
         if parent.kind == "module":
@@ -384,7 +384,9 @@ class _Walker:
         if node is None or node.type != "assignment":
             return
         left = node.child_by_field_name("left")
-        name = _text(left) if left is not None and left.type == "identifier" else ""
+        if left is None or left.type != "identifier":
+            return
+        name = _text(left)
         if not _CONSTANT.fullmatch(name) or (name.startswith("__") and name.endswith("__")):
             return
         sid = self.unique_id(name)

@@ -662,12 +662,12 @@ class GenericResolver:
                 continue
             klass = self.resolve_type(base.expr, cls)
             if klass is not None and klass.id != cls.id:
-                target = Target(klass.id, "Symbol", "type", klass)
+                base_target = Target(klass.id, "Symbol", "type", klass)
             else:
-                target = self.resolve_dotted(base.expr.split("."), cls, types_only=True) if _dotted(base.expr) else None
-                if target is None or target.label != "External":
-                    target = Target(base.expr, "External", "unresolved")
-            add("INHERITS", cls.id, "Symbol", target, base.line)
+                named = self.resolve_dotted(base.expr.split("."), cls, types_only=True) if _dotted(base.expr) else None
+                external = named is not None and named.label == "External"
+                base_target = named if named is not None and external else Target(base.expr, "External", "unresolved")
+            add("INHERITS", cls.id, "Symbol", base_target, base.line)
         if self.facts.get(path, _NO_LANGUAGE).implicit_interfaces:
             for sym in ex.symbols:
                 for interface in self.satisfied(sym):

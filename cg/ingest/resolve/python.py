@@ -376,9 +376,9 @@ class Resolver:
     def resolve_expr(self, expr: str, scope: Symbol) -> Target | None:
         if expr.startswith("super()."):
             cls = self.enclosing_class(scope)
-            rest = expr[len("super().") :]
-            if cls is not None and "." not in rest:
-                found = self.member(cls, rest, skip_self=True)
+            member_name = expr[len("super().") :]
+            if cls is not None and "." not in member_name:
+                found = self.member(cls, member_name, skip_self=True)
                 if found is not None:
                     return Target(found.id, "Symbol", "self", found)
             return None
@@ -423,7 +423,8 @@ class Resolver:
 
     def _shadowed_by_type(self, name: str, scope: Symbol) -> bool:
         """A typed local (parameter or assignment) wins over a module-level or imported name."""
-        return self.typed_name(name, scope) is not None and self.typed_name(name, scope)[1].kind != "module"
+        typed = self.typed_name(name, scope)
+        return typed is not None and typed[1].kind != "module"
 
     def instance_of(self, called: Target | None) -> Target | None:
         """What calling ``called`` returns, as far as the source says: a class's instance, or the
@@ -442,10 +443,10 @@ class Resolver:
         for part in rest:
             attr = part.removesuffix("()")
             if part != attr:
-                step = self._walk(target, [attr], scope)
-                target = self.instance_of(step)
-                if target is None:
+                instance = self.instance_of(self._walk(target, [attr], scope))
+                if instance is None:
                     return None
+                target = instance
                 continue
             if target.label == "External":
                 target = Target(f"{target.id}.{attr}", "External", target.resolved_by)
@@ -509,15 +510,15 @@ class Resolver:
                 for t in self._jedi(path, base.line, base.column)
                 if t.label == "External" or (t.symbol is not None and t.symbol.kind == "class")
             ]
-            target = found[0] if found else self.resolve_expr(base.expr, parent)
-            add("INHERITS", cls.id, "Symbol", target or Target(base.expr, "External", "unresolved"), base.line)
+            base_target = found[0] if found else self.resolve_expr(base.expr, parent)
+            add("INHERITS", cls.id, "Symbol", base_target or Target(base.expr, "External", "unresolved"), base.line)
         return sink.result()
 
     def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         """jedi's answer where it has one that names a definition or a library target; else the
         name resolver's; else an unresolved External. A class adds its constructor."""
         answers = self._jedi(caller.path, call.line, call.column)
-        targets = [t for t in answers if t.label == "External" or t.symbol.kind != "module"]
+        targets = [t for t in answers if t.label == "External" or (t.symbol is not None and t.symbol.kind != "module")]
         if len(targets) == 1 and targets[0].symbol is not None and targets[0].symbol.kind == "method":
             # jedi walks bases depth-first; where the stated receiver type reaches a more specific
             # override of the same method through the real (C3) MRO, that override is what runs
