@@ -184,11 +184,8 @@ def open_index(
     """A session over the index of ``repo`` (default: the repository around the current directory).
     Without ``create`` a missing index is an error; ``embedder`` replaces the one the settings name."""
     settings = settings_for(repo, backend, **overrides)
-    store = open_store(settings, read_only=read_only, must_exist=not create)
-    try:
+    with open_store(settings, read_only=read_only, must_exist=not create) as store:
         yield Index(settings, store, embedder)
-    finally:
-        store.close()
 
 
 def callgraph(

@@ -137,7 +137,7 @@ def _summary_text(s) -> str:
         lines.append(f"docs: {s.doc_sections} sections; history: {s.commits} commits ({s.commits_new} new)")
     if len(s.languages) > 1:
         lines.insert(1, "languages: " + ", ".join(f"{n} {language}" for language, n in s.languages.items()))
-    if s.resolver == "jedi" and s.languages.get("python") and s.jedi_sites:
+    if s.resolver == "jedi" and s.jedi_sites:
         lines.insert(
             2,
             f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from cg.graph.store import SCHEMA_VERSION, GraphStore
+from cg.graph.store import SCHEMA_VERSION, StoreHandle
 from cg.ingest.state import IndexState
 from cg.model import FileExtraction
 
 
-def trusted(state: IndexState | None, fingerprint: str, store: GraphStore, embedding: str) -> bool:
+def trusted(state: IndexState | None, fingerprint: str, store: StoreHandle, embedding: str) -> bool:
     """The saved state describes what the store holds, built with the settings of this run: same
     fingerprint, same token as the store's (so no other run wrote it since), same embedding and schema."""
     return (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphWriter
 from cg.ingest import git
 from cg.ingest.languages import Extractor
 from cg.ingest.languages.registry import file_module
@@ -79,7 +79,7 @@ def read_history(
     return History(commits, new, gone)
 
 
-def write_history(store: GraphStore, history: History, vectors: np.ndarray, rewritten: set[str], full: bool) -> None:
+def write_history(store: GraphWriter, history: History, vectors: np.ndarray, rewritten: set[str], full: bool) -> None:
     """New commits with their TOUCHES; for kept commits, TOUCHES into files rewritten by this run are
     laid again (a re-created symbol must get back the commits that touched it)."""
     store.delete_commits(sorted(store.commit_ids() - set(history.commits)) if full else history.gone)

@@ -22,7 +22,7 @@ import numpy as np
 
 from cg.config import Settings
 from cg.embed import Embedder, approx_tokens, content_hash
-from cg.graph.store import FileWrite, GraphStore
+from cg.graph.store import FileWrite, GraphWriter
 from cg.ingest import freshness, git
 from cg.ingest.chunk import Chunked, chunk_file
 from cg.ingest.docs import MentionIndex, split_document
@@ -222,7 +222,7 @@ def resolve_files(
 
 def index_repository(
     settings: Settings,
-    store: GraphStore,
+    store: GraphWriter,
     embedder: Embedder,
     progress: Progress | None = None,
     full: bool = False,
@@ -317,7 +317,7 @@ class Plan:
         return [s for s in self.changed if s.language in languages_of_kind("docs")]
 
 
-def plan(settings: Settings, store: GraphStore, embedding: str, full: bool = False, since: str | None = None) -> Plan:
+def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = False, since: str | None = None) -> Plan:
     """Trust the saved state or start over, then compare the tree with it. ``embedding`` is the
     embedder's cache key; with ``since`` only the files of ``git diff since`` are read, the others are
     taken as they were."""
@@ -437,7 +437,7 @@ class Embedded:
     cached: int  # texts whose vector came from the cache
 
 
-def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphStore, progress: Progress) -> Embedded:
+def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphWriter, progress: Progress) -> Embedded:
     """Chunk the files to rewrite, split the changed documents, read the new commits, and embed them
     all (the model is loaded only when the cache misses a text)."""
     settings = planned.settings
@@ -493,7 +493,7 @@ class Written:
 
 
 def write(
-    planned: Plan, parsed: Parsed, resolved: Resolved, embedded: Embedded, store: GraphStore, progress: Progress
+    planned: Plan, parsed: Parsed, resolved: Resolved, embedded: Embedded, store: GraphWriter, progress: Progress
 ) -> Written:
     """Write the run into the store, then save the state. The store's token is cleared first and set
     last, so a run that dies half-way leaves an index the next run rebuilds in full."""
@@ -543,7 +543,7 @@ def write(
 
 
 def _write_code(
-    store: GraphStore, ex: FileExtraction, unit: Chunked, res: Resolution, vectors: Vectors, docstrings: bool
+    store: GraphWriter, ex: FileExtraction, unit: Chunked, res: Resolution, vectors: Vectors, docstrings: bool
 ) -> FileState:
     """One code file's nodes with their vectors (taken in ``_texts`` order); its state for the next run."""
     symbol_vectors = vectors.take(len(unit.symbols))
@@ -574,7 +574,7 @@ def _write_code(
     )
 
 
-def _write_edges(store: GraphStore, files: dict[str, FileState], resolved: Resolved, rewritten: set[str]) -> set[str]:
+def _write_edges(store: GraphWriter, files: dict[str, FileState], resolved: Resolved, rewritten: set[str]) -> set[str]:
     """Every rewritten file lost its outgoing edges: lay them again; the affected files get theirs
     replaced. Returns the files whose edges were written."""
     again = sorted(resolved.affected - rewritten)
@@ -589,7 +589,7 @@ def _write_edges(store: GraphStore, files: dict[str, FileState], resolved: Resol
 
 
 def _write_document(
-    store: GraphStore, source: SourceFile, sections: list[DocSection], planned: Plan, vectors: Vectors
+    store: GraphWriter, source: SourceFile, sections: list[DocSection], planned: Plan, vectors: Vectors
 ) -> FileState:
     """A changed document: its File node and its sections with their vectors."""
     record = _record(source, source.data, planned.committed.get(source.path, 0))
@@ -598,7 +598,7 @@ def _write_document(
     return FileState(record.blob_sha, record.committed_at, record.language, sections=sections)
 
 
-def _write_retimed_documents(store: GraphStore, files: dict[str, FileState], planned: Plan, width: int) -> None:
+def _write_retimed_documents(store: GraphWriter, files: dict[str, FileState], planned: Plan, width: int) -> None:
     """Documents whose content is the same but whose newest commit is another: only their File node
     carries the time (retimed code files are rewritten whole, with their symbols)."""
     for path in planned.retimed:
@@ -609,7 +609,7 @@ def _write_retimed_documents(store: GraphStore, files: dict[str, FileState], pla
             store.write_file(FileWrite(record, [], np.zeros((0, width), np.float32)))
 
 
-def _write_lengths(store: GraphStore, files: dict[str, FileState], history: History) -> None:
+def _write_lengths(store: GraphWriter, files: dict[str, FileState], history: History) -> None:
     """BM25's N and average length per searchable kind (cg/queries/search.py), over the whole index."""
     for key, lengths in (
         ("lexical", [n for fs in files.values() for n in fs.lexical]),
@@ -646,7 +646,7 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
 
 
 def _write_mentions(
-    store: GraphStore,
+    store: GraphWriter,
     files: dict[str, FileState],
     extractions: dict[str, FileExtraction],
     rewritten: set[str] | None,

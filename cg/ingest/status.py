@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cg.config import Settings
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.ingest import git
 from cg.ingest.state import fingerprint, index_settings, load_state, state_path
 from cg.ingest.walk import WalkReport, walk
@@ -36,7 +36,7 @@ class Status:
         return {**asdict(self), "fresh": self.fresh}
 
 
-def index_status(settings: Settings, store: GraphStore) -> Status:
+def index_status(settings: Settings, store: GraphReader) -> Status:
     """What the index holds and how it differs from the working tree (modified, added, deleted files)
     and what the next ``cg index`` will do; reads the tree and the store, writes nothing."""
     stored = store.file_shas()

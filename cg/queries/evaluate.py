@@ -27,7 +27,7 @@ from typing import Any
 
 from cg.embed import Embedder
 from cg.errors import CgError
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.queries.expand import expand
 from cg.queries.lookup import is_test
 from cg.queries.query import Query, Ranking
@@ -156,7 +156,7 @@ def load_questions(path: Path) -> list[Question]:
 
 
 def ranked(
-    store: GraphStore,
+    store: GraphReader,
     embedder: Embedder,
     query: Query | str,
     mode: str,
@@ -184,7 +184,7 @@ def ranked(
     return [symbols[i] for i in ids if i in symbols]
 
 
-def _with_neighbours(store: GraphStore, ids: list[str]) -> list[str]:
+def _with_neighbours(store: GraphReader, ids: list[str]) -> list[str]:
     """The first hits, then the top seed's direct callees and callers (the next step of its flow),
     then the remaining hits. Measured against other splits on the example set: more seeds or
     neighbours ahead of hit 5 pushed out more right answers than they added."""
@@ -199,7 +199,7 @@ def _with_neighbours(store: GraphStore, ids: list[str]) -> list[str]:
 
 
 def evaluate(
-    store: GraphStore,
+    store: GraphReader,
     embedder: Embedder,
     questions: list[Question],
     mode: str = "graph",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cg.graph.store import CallRow, GraphStore
+from cg.graph.store import CallRow, GraphReader
 from cg.model import edge_rank
 from cg.queries.lookup import is_test
 
@@ -31,7 +31,7 @@ def _priority(row: CallRow) -> tuple:
 
 
 def expand(
-    store: GraphStore,
+    store: GraphReader,
     seeds: list[str],
     direction: str,
     depth: int = 2,
@@ -69,7 +69,7 @@ def expand(
     return steps
 
 
-def _class_closure(store: GraphStore, class_ids: list[str], direction: str, limit: int = 200) -> dict[str, str]:
+def _class_closure(store: GraphReader, class_ids: list[str], direction: str, limit: int = 200) -> dict[str, str]:
     """Classes reachable over INHERITS ('in' = subclasses, 'out' = bases), each mapped to the class of
     ``class_ids`` it was reached from."""
     origin = {c: c for c in class_ids}
@@ -87,7 +87,7 @@ def _class_closure(store: GraphStore, class_ids: list[str], direction: str, limi
     return found
 
 
-def related_methods(store: GraphStore, methods: list[dict[str, Any]], direction: str) -> list[tuple[str, dict]]:
+def related_methods(store: GraphReader, methods: list[dict[str, Any]], direction: str) -> list[tuple[str, dict]]:
     """Methods of the same name up or down the class hierarchy of each method in ``methods``:
     direction 'in' gives the overrides in subclasses (where a call to the method may dispatch),
     'out' the base-class methods it overrides. Returns (method id, related method summary)."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cg.embed import Embedder
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.queries.expand import Step, expand, related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
 from cg.queries.query import Query, Ranking
@@ -151,7 +151,7 @@ def _pick_seeds(hits: list[Hit], count: int) -> list[Hit]:
     return [h for _, h in ordered[:count]]
 
 
-def _relevant(store: GraphStore, query: Query, hits: list[Hit]) -> list[Hit]:
+def _relevant(store: GraphReader, query: Query, hits: list[Hit]) -> list[Hit]:
     """Hits that name what was asked: an exact identifier, or a lexical match on at least MIN_COVERAGE
     of the question's distinct terms. The dense arm always returns something, so it cannot decide
     alone; one shared common word ("deployment" in a docstring) is not enough either."""
@@ -194,7 +194,7 @@ def _entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) ->
 
 
 def explain(
-    store: GraphStore,
+    store: GraphReader,
     embedder: Embedder,
     query: Query | str,
     *,
@@ -284,7 +284,7 @@ def _keep(seed_ids: list[str], weight: dict[str, float], via: dict[str, str], ma
 
 
 def _add_overrides(
-    store: GraphStore, nodes: dict[str, dict[str, Any]], weight: dict[str, float], role: dict[str, str]
+    store: GraphReader, nodes: dict[str, dict[str, Any]], weight: dict[str, float], role: dict[str, str]
 ) -> None:
     """Overrides in subclasses of the methods the flow calls: a call through the base may run them."""
     called = [n for i, n in nodes.items() if role[i] in ("callee", "seed")]
@@ -301,7 +301,7 @@ def _override_bases(nodes: dict[str, dict[str, Any]], role: dict[str, str]) -> l
     return [(i, n["overrides"]) for i, n in nodes.items() if role[i] == "override" and n.get("overrides")]
 
 
-def _mark_entries(store: GraphStore, result: Explanation, tests: list[Step]) -> None:
+def _mark_entries(store: GraphReader, result: Explanation, tests: list[Step]) -> None:
     called = {e.dst for e in _calls_within(result)}
     roots = [i for i, n in result.nodes.items() if i not in called and n.role != "override"]
     outside: dict[str, int] = {}

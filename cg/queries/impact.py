@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.model import edge_rank
 from cg.queries.expand import related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
@@ -91,7 +91,7 @@ def _rank(a: Affected) -> tuple:
     return (a.depth, edge_rank(a.weakest), a.node.get("path") or "", a.line)
 
 
-def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
+def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact:
     """What breaks if ``symbol`` (a node from ``resolve_symbol``) changes: callers up to ``depth`` hops,
     the tests that reach it, subclasses, overrides and importers."""
     result = Impact(symbol, depth)
@@ -145,7 +145,7 @@ def impact(store: GraphStore, symbol: dict[str, Any], depth: int = 3) -> Impact:
     return result
 
 
-def _subclasses(store: GraphStore, class_id: str) -> list[str]:
+def _subclasses(store: GraphReader, class_id: str) -> list[str]:
     seen: list[str] = []
     frontier = [class_id]
     while frontier:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from cg.errors import CgError
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 
 _PATH_LINE = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)")
 _SHOWN = 8
@@ -48,7 +48,7 @@ def _where(node: dict[str, Any]) -> str:
     return f"{node['qualname']} [{node['path']}:{node['start_line']}]"
 
 
-def resolve_symbol(store: GraphStore, ref: str) -> dict[str, Any]:
+def resolve_symbol(store: GraphReader, ref: str) -> dict[str, Any]:
     """The one definition ``ref`` names (see the module docstring); SymbolLookupError otherwise."""
     ref = ref.strip()
     located = _PATH_LINE.fullmatch(ref)

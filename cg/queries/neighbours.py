@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.queries.expand import Step, expand
 from cg.queries.lookup import citation
 
@@ -49,7 +49,7 @@ class Neighbours:
 
 
 def neighbours(
-    store: GraphStore, symbol: dict[str, Any], direction: str, depth: int = 1, limit: int = 50
+    store: GraphReader, symbol: dict[str, Any], direction: str, depth: int = 1, limit: int = 50
 ) -> Neighbours:
     """Callers ('in') or callees ('out', external targets included) of ``symbol`` up to ``depth`` hops,
     at most ``limit`` per definition."""

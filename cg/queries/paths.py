@@ -13,7 +13,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
-from cg.graph.store import CallRow, GraphStore
+from cg.graph.store import CallRow, GraphReader
 from cg.model import edge_rank
 from cg.queries.lookup import citation
 
@@ -55,7 +55,7 @@ class Paths:
 
 
 def call_paths(
-    store: GraphStore, source: dict[str, Any], target: dict[str, Any], k: int = 3, max_depth: int = 6
+    store: GraphReader, source: dict[str, Any], target: dict[str, Any], k: int = 3, max_depth: int = 6
 ) -> list[CallPath]:
     """Up to ``k`` shortest call chains from ``source`` to ``target`` (nodes from ``resolve_symbol``),
     at most ``max_depth`` calls long, best first."""

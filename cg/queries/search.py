@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cg.embed import Embedder
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.lexical import split_identifier
 from cg.queries.lookup import citation, is_test
 from cg.queries.query import Query, Ranking
@@ -99,7 +99,7 @@ def rrf(arms: dict[str, list[str]], weights: Mapping[str, float], k: int) -> lis
     return [(doc, score, ranks[doc]) for doc, score in ordered]
 
 
-def _owner_scores(store: GraphStore, scored: dict[tuple[str, str], float]) -> dict[str, float]:
+def _owner_scores(store: GraphReader, scored: dict[tuple[str, str], float]) -> dict[str, float]:
     """Symbol id -> its best score over itself and its chunks (a fragment hit counts for the
     definition it belongs to)."""
     owners = store.chunk_owners([doc for label, doc in scored if label == "Chunk"])
@@ -116,18 +116,18 @@ def _ordered(scores: dict[str, float]) -> list[str]:
     return [doc for doc, _ in sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))]
 
 
-def lexical_scores(store: GraphStore, query: Query) -> dict[str, float]:
+def lexical_scores(store: GraphReader, query: Query) -> dict[str, float]:
     """Definition id -> cg's BM25 over the full-text candidates (see the module docstring)."""
     return _owner_scores(store, bm25(store, query.terms, ("Symbol", "Chunk"), "lexical"))
 
 
-def lexical_ranking(store: GraphStore, query: Query) -> list[str]:
+def lexical_ranking(store: GraphReader, query: Query) -> list[str]:
     """Full-text candidates (definitions and chunks) ranked by cg's BM25."""
     return _ordered(lexical_scores(store, query))
 
 
 def bm25(
-    store: GraphStore, query_terms: Sequence[str], labels: tuple[str, ...], stats: str
+    store: GraphReader, query_terms: Sequence[str], labels: tuple[str, ...], stats: str
 ) -> dict[tuple[str, str], float]:
     """cg's BM25 of ``query_terms`` (a Query's analysed terms) over the full-text pool of ``labels``; N
     and the average length come from the index metadata ``{stats}_docs`` / ``{stats}_avgdl`` (the
@@ -159,7 +159,7 @@ def bm25(
 
 
 def vector_scores(
-    store: GraphStore, embedding, sources=(("Symbol", "embedding"), ("Chunk", "embedding"))
+    store: GraphReader, embedding, sources=(("Symbol", "embedding"), ("Chunk", "embedding"))
 ) -> dict[str, float]:
     """Definition id -> the exact cosine of its best stored vector among the vector candidates of
     ``sources``, (label, property) pairs: code by default, ``(("Symbol", "doc_embedding"),)`` for
@@ -174,7 +174,7 @@ def vector_scores(
 
 
 def vector_ranking(
-    store: GraphStore, embedding, sources=(("Symbol", "embedding"), ("Chunk", "embedding"))
+    store: GraphReader, embedding, sources=(("Symbol", "embedding"), ("Chunk", "embedding"))
 ) -> list[str]:
     """Vector candidates ranked by the exact cosine of their stored vectors."""
     return _ordered(vector_scores(store, embedding, sources))
@@ -209,7 +209,7 @@ DOCSTRINGS = (("Symbol", "doc_embedding"),)
 
 
 def search(
-    store: GraphStore,
+    store: GraphReader,
     embedder: Embedder,
     query: Query | str,
     limit: int = 10,
@@ -258,7 +258,7 @@ def search(
 
 
 def propagate(
-    store: GraphStore, fused: list[tuple[str, float, dict[str, int]]], weight: float, seeds: int = GRAPH_SEEDS
+    store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], weight: float, seeds: int = GRAPH_SEEDS
 ) -> list[tuple[str, float, dict[str, int]]]:
     """The graph arm: each direct caller or callee (in the repository, not a test) of the first
     ``seeds`` fused hits gains ``weight`` times the best score among the seeds it is next to.
@@ -293,7 +293,7 @@ def _top(scores: dict[str, float], count: int) -> dict[str, float]:
     return {doc: scores[doc] for doc in _ordered(scores)[:count]}
 
 
-def _complete_cosines(store: GraphStore, query_vector, arms: dict[str, dict[str, float]]) -> None:
+def _complete_cosines(store: GraphReader, query_vector, arms: dict[str, dict[str, float]]) -> None:
     """Give the lexical candidates outside a cosine arm's pool their exact cosine in that arm, so that
     score fusion does not count a close-but-not-top-50 vector as 0."""
     query = query_vector.astype("float32")
@@ -306,7 +306,7 @@ def _complete_cosines(store: GraphStore, query_vector, arms: dict[str, dict[str,
             arms[arm][doc] = round(float(vec @ query), 6)
 
 
-def _config_answers(store: GraphStore, query: Query, symbols: dict[str, dict[str, Any]]) -> set[str]:
+def _config_answers(store: GraphReader, query: Query, symbols: dict[str, dict[str, Any]]) -> set[str]:
     """Config sections that set a key the query is written as (``STRIPE_WEBHOOK_SECRET: ...``,
     ``KEY = value``, ``ENV KEY``): exact answers, pinned like a definition of that name. A section that
     only mentions it (a question file, a ``${KEY}`` reference) is ranked like any other config text."""
@@ -370,7 +370,7 @@ def _joined(identifier: str) -> str:
 
 
 def _pin_exact(
-    store: GraphStore,
+    store: GraphReader,
     query: Query,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]] | None = None,

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cg.embed import Embedder
-from cg.graph.store import GraphStore
+from cg.graph.store import GraphReader
 from cg.queries.query import Query
 from cg.queries.search import CANDIDATES, bm25, rrf
 
@@ -54,7 +54,7 @@ def _source(kind: str, node: dict[str, Any], score: float, via: str, how: str = 
     return Source(kind, node["id"], title or "", _citation(kind, node), text or "", round(score, 6), via)
 
 
-def by_question(store: GraphStore, embedder: Embedder, query: Query | str, limit: int = 3) -> list[Source]:
+def by_question(store: GraphReader, embedder: Embedder, query: Query | str, limit: int = 3) -> list[Source]:
     """Doc sections and commits ranked for the question (see the module docstring), ``limit`` of each."""
     query = Query.of(query).with_vector(embedder)
     query_vector = query.embedding
@@ -74,7 +74,7 @@ def by_question(store: GraphStore, embedder: Embedder, query: Query | str, limit
     return out
 
 
-def by_definitions(store: GraphStore, symbols: dict[str, str], limit: int = 3) -> list[Source]:
+def by_definitions(store: GraphReader, symbols: dict[str, str], limit: int = 3) -> list[Source]:
     """The sections that name the answer's definitions (``symbols``: id -> qualname, in answer
     order) and the newest commits that touched them; each source once, attached to the first
     definition it names or touched."""
@@ -99,7 +99,7 @@ def by_definitions(store: GraphStore, symbols: dict[str, str], limit: int = 3) -
 
 
 def related_sources(
-    store: GraphStore, embedder: Embedder, query: Query | str, symbols: dict[str, str], limit: int = 3
+    store: GraphReader, embedder: Embedder, query: Query | str, symbols: dict[str, str], limit: int = 3
 ) -> list[Source]:
     """The sources for an answer: those the question finds, then those its definitions name or touched."""
     found = by_question(store, embedder, query, limit)
