@@ -41,6 +41,11 @@ UPSERT_FILE = (
     " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
 )
 DELETE_STALE_SYMBOLS = "MATCH (s:Symbol) WHERE s.path = $path AND NOT s.id IN $keep DETACH DELETE s"
+# One file's outgoing edges (its own and its definitions'), by key: what every file write starts with. The
+# IN-list forms below serve many files at once; for one file they scan where the key form looks up (the
+# write stage measured about 10% slower on click with the IN form for every file).
+DELETE_EDGES_FROM_FILE = "MATCH (f:File {id: $path})-[r]->() DELETE r"
+DELETE_EDGES_FROM_SYMBOLS_OF = "MATCH (s:Symbol)-[r]->() WHERE s.path = $path DELETE r"
 DELETE_EDGES_FROM_FILES = "MATCH (f:File)-[r]->() WHERE f.id IN $paths DELETE r"
 DELETE_EDGES_FROM_SYMBOLS = "MATCH (s:Symbol)-[r]->() WHERE s.path IN $paths DELETE r"
 # Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of

@@ -122,8 +122,8 @@ class CypherStore(ABC):
         statements: list[Statement] = [
             (q.UPSERT_FILE, file_params),
             (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),
-            (q.DELETE_EDGES_FROM_FILES, {"paths": [rec.path]}),
-            (q.DELETE_EDGES_FROM_SYMBOLS, {"paths": [rec.path]}),
+            (q.DELETE_EDGES_FROM_FILE, {"path": rec.path}),
+            (q.DELETE_EDGES_FROM_SYMBOLS_OF, {"path": rec.path}),
         ]
         if symbols:
             cast = self._vector_cast(write.embeddings)
