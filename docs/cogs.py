@@ -10,8 +10,8 @@ block after a change (from the repository root, with the dev extra installed):
 `tests/test_docs_output.py` runs the same generators in check mode and fails when a block no longer
 matches a fresh run.
 
-The copy is committed as a two-commit git history (the second commit caps the retry backoff, as in
-tests/cli/test_freshness.py), with fixed authors and dates so commit shas are stable, and indexed
+The copy is committed as a two-commit git history (tests/shop_history.py: the second commit caps the retry
+backoff, the history the freshness tests use), with fixed authors and dates so commit shas are stable, and indexed
 once with a private embedding cache and a private jedi cache, so the first run starts cold on every
 machine. Outputs are cached per process: each command runs once per cog invocation. What still varies
 from run to run is masked by `normalise`, the one function used both to write and to check.
@@ -30,24 +30,10 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from tests.shop_history import commit_history
+
 ROOT = Path(__file__).resolve().parent.parent
 SHOP = ROOT / "examples" / "shop"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Dana Okafor",
-    "GIT_AUTHOR_EMAIL": "dana@example.com",
-    "GIT_COMMITTER_NAME": "Dana Okafor",
-    "GIT_COMMITTER_EMAIL": "dana@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-CAP_MESSAGE = (
-    "Cap retry backoff at three days\n\n"
-    "Card networks penalise merchants who keep retrying the same card for weeks, and a customer\n"
-    "whose card was declined a week ago has usually churned. Cap the delay between two attempts."
-)
-CAPPED = "    return min(base * multiplier ** (attempt - 1), MAX_DELAY_SECONDS)"
-UNCAPPED = "    return base * multiplier ** (attempt - 1)"
-
 TIME = "<time>"  # a stage's seconds: `parse 0.0s` becomes `parse <time>`
 DATETIME = "<datetime>"  # when the index was written
 REPO = "<repo>"  # the temporary copy's absolute path
@@ -63,11 +49,6 @@ def normalise(text: str, repo: Path) -> str:
     return _SECONDS.sub(TIME, text)
 
 
-def _git(repo: Path, *args: str, when: int) -> None:
-    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
-    subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True)
-
-
 @cache
 def _workspace() -> tuple[Path, dict[str, str]]:
     """A fresh copy of examples/shop with a short git history, and the environment every command runs in."""
@@ -75,16 +56,7 @@ def _workspace() -> tuple[Path, dict[str, str]]:
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     repo = scratch / "shop"
     shutil.copytree(SHOP, repo, ignore=shutil.ignore_patterns(".cg", "__pycache__", ".pytest_cache"))
-    retry = repo / "shop" / "payments" / "retry.py"
-    original = retry.read_text()
-    if CAPPED not in original:
-        raise RuntimeError(f"examples/shop changed: {CAPPED.strip()!r} is no longer in {retry.name}")
-    _git(repo, "init", "-q", "-b", "main", when=1_750_000_000)
-    retry.write_text(original.replace(CAPPED, UNCAPPED))
-    _git(repo, "add", "-A", when=1_750_000_000)
-    _git(repo, "commit", "-q", "-m", "Import the shop payments service", when=1_750_000_000)
-    retry.write_text(original)
-    _git(repo, "commit", "-q", "-am", CAP_MESSAGE, when=1_760_000_000)
+    commit_history(repo)
     env = {
         **os.environ,  # PYTHONPATH included: a worktree's cg wins over the installed one, as in the tests
         "CG_CACHE_DIR": str(scratch / "cache"),  # a cold embedding cache: the counts do not depend on the machine

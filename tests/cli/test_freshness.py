@@ -4,33 +4,12 @@ split into sections with MENTIONS, and commit history with TOUCHES, cited by `cg
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import cg_command, copy_shop
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Dana Okafor",
-    "GIT_AUTHOR_EMAIL": "dana@example.com",
-    "GIT_COMMITTER_NAME": "Dana Okafor",
-    "GIT_COMMITTER_EMAIL": "dana@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-CAP_MESSAGE = (
-    "Cap retry backoff at three days\n\n"
-    "Card networks penalise merchants who keep retrying the same card for weeks, and a customer\n"
-    "whose card was declined a week ago has usually churned. Cap the delay between two attempts."
-)
-
-
-def git(repo: Path, *args: str, when: int = 1_750_000_000) -> str:
-    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
-    done = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True)
-    return done.stdout
+from tests.shop_history import commit_history, git
 
 
 def index(repo: Path, *args: str) -> dict:
@@ -40,21 +19,7 @@ def index(repo: Path, *args: str) -> dict:
 @pytest.fixture(scope="module")
 def shop_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """examples/shop as a git repository with a short history; the last commit caps the backoff."""
-    repo = copy_shop(tmp_path_factory.mktemp("history") / "shop")
-    retry = repo / "shop" / "payments" / "retry.py"
-    original = retry.read_text()
-    uncapped = original.replace(
-        "    return min(base * multiplier ** (attempt - 1), MAX_DELAY_SECONDS)",
-        "    return base * multiplier ** (attempt - 1)",
-    )
-    assert uncapped != original
-    git(repo, "init", "-q", "-b", "main")
-    retry.write_text(uncapped)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "Import the shop payments service", when=1_750_000_000)
-    retry.write_text(original)
-    git(repo, "commit", "-q", "-am", CAP_MESSAGE, when=1_760_000_000)
-    return repo
+    return commit_history(copy_shop(tmp_path_factory.mktemp("history") / "shop"))
 
 
 @pytest.fixture(scope="module")
