@@ -36,9 +36,11 @@ def machine_line() -> str:
         mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
     except (OSError, ValueError, IndexError):
         pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())  # the machines are shared: say how busy this one was
     return (
         f"Machine: {os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+        f"Python {platform.python_version()}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"load average at the end {load} (1, 5, 15 min)."
     )
 
 
