@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from cg.config import Settings
 from cg.ingest.pipeline import extract_repository, resolve_extractions
+from cg.model import ResolvedBy
 
 
 def build_callgraph(settings: Settings, include_external: bool = True) -> dict[str, list[str]]:
@@ -21,7 +22,7 @@ def build_callgraph(settings: Settings, include_external: bool = True) -> dict[s
     symbols = {sym.id: sym for ex in extractions for sym in ex.symbols}
     graph: dict[str, set[str]] = {sym.qualname: set() for sym in symbols.values()}
     for edge in edges:
-        if edge.type != "CALLS" or edge.resolved_by in ("unresolved", "ambiguous"):
+        if edge.type != "CALLS" or not ResolvedBy(edge.resolved_by).resolved:
             continue
         caller = symbols[edge.src].qualname
         if edge.dst_label == "Symbol":

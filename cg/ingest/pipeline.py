@@ -43,7 +43,7 @@ from cg.ingest.state import (
     state_path,
 )
 from cg.ingest.walk import SourceFile, WalkReport, file_kind, walk
-from cg.model import DocSection, Edge, External, FileExtraction, FileRecord
+from cg.model import DocSection, Edge, External, FileExtraction, FileRecord, ResolvedBy
 
 
 class Progress(Protocol):
@@ -635,9 +635,9 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
             continue
         if e.dst_label == "Symbol":
             summary.calls_in_repo += 1
-        elif e.resolved_by in ("unresolved", "ambiguous"):
+        elif not ResolvedBy(e.resolved_by).resolved:
             summary.calls_unresolved += 1
-            summary.calls_ambiguous += e.resolved_by == "ambiguous"
+            summary.calls_ambiguous += e.resolved_by == ResolvedBy.AMBIGUOUS
         else:
             summary.calls_external += 1
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8

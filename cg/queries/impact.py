@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cg.graph.store import GraphReader
-from cg.model import edge_rank
+from cg.model import ResolvedBy, edge_rank
 from cg.queries.expand import related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
 MAX_NODES = 5000  # a walk that reaches more than this many callers stops (and says so)
-_DISPATCH = "dispatch"
+_DISPATCH = ResolvedBy.DISPATCH
 
 
 @dataclass
