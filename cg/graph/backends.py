@@ -12,7 +12,9 @@ def open_store(settings: Settings, read_only: bool = False, must_exist: bool = F
     if settings.backend == "kuzu":
         from cg.graph.kuzu_store import KuzuStore
 
-        path = settings.index_dir / KUZU_DIRNAME
+        path = settings.checked_index_dir(create=not (read_only or must_exist)) / KUZU_DIRNAME
+        if path.is_symlink():
+            raise StoreError(f"{path} is a symbolic link; cg opens only the index it built (remove it)")
         if (read_only or must_exist) and not path.exists():
             raise StoreError(f"no index in {settings.repo} (looked for .cg/{KUZU_DIRNAME}); run `cg index` first")
         return KuzuStore(path, read_only=read_only)

@@ -323,7 +323,7 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
     taken as they were."""
     repo = settings.repo
     git_head = git.head(repo)
-    spath = state_path(settings.index_dir, store.backend)
+    spath = state_path(settings.checked_index_dir(create=True), store.backend)
     shaping = index_settings(settings, embedding)
     fp = fingerprint(*shaping.values())
     saved = None if full else load_state(spath)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from cg.config import Settings
 from cg.embed import embedding_key
@@ -28,7 +29,7 @@ from cg.graph.store import SCHEMA_VERSION
 from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction
 
 # Bumped whenever extraction, resolution or the stored schema changes what a file yields.
-STATE_VERSION = "1"
+STATE_VERSION = "2"  # 2: MessagePack decoded against these classes (1 was a pickle)
 
 
 @dataclass
@@ -76,26 +77,35 @@ def index_settings(settings: Settings, embedding: str = "") -> dict[str, str]:
 
 
 def state_path(index_dir: Path, backend: str) -> Path:
-    return index_dir / f"state-{backend}.pickle"
+    return index_dir / f"state-{backend}.msgpack"
 
 
 def load_state(path: Path) -> IndexState | None:
-    """The saved state, or None when there is none or it cannot be read (then the run is full)."""
-    try:
-        with path.open("rb") as handle:
-            state = pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+    """The saved state, or None when there is none, it cannot be read, or it does not match these
+    classes field by field (then the run is full).
+
+    Why MessagePack through msgspec and not pickle: ``.cg`` sits inside the repository, and a
+    repository is untrusted input; unpickling a file it ships runs its code. msgspec decodes only
+    plain data, checked against ``IndexState``'s types (a well-kept library: typed decoding of
+    dataclasses, and about as fast as pickle on these records). A regular file only: a FIFO or a
+    symbolic link named like the state is not opened."""
+    if path.is_symlink() or not path.is_file():
         return None
-    return state if isinstance(state, IndexState) else None
+    try:
+        return msgspec.msgpack.decode(path.read_bytes(), type=IndexState)
+    except (OSError, msgspec.DecodeError):
+        return None
 
 
 def save_state(path: Path, state: IndexState) -> None:
-    """Written to a temporary file and renamed, so a crash leaves the old state or the new one."""
+    """Written to a temporary file and renamed, so a crash leaves the old state or the new one. A
+    pickle a repository shipped under the old name is removed, never read."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with tmp.open("wb") as handle:
-        pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.write_bytes(msgspec.msgpack.encode(state))
     tmp.replace(path)
+    for old in path.parent.glob("state-*.pickle"):
+        old.unlink(missing_ok=True)
 
 
 def new_token() -> str:

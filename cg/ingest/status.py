@@ -56,7 +56,7 @@ def index_status(settings: Settings, store: GraphReader) -> Status:
         added=sorted(p for p in now if p not in stored),
         deleted=sorted(p for p in stored if p not in now),
     )
-    state = load_state(state_path(settings.index_dir, store.backend))
+    state = load_state(state_path(settings.checked_index_dir(), store.backend))
     if state is None:
         status.next_run = "full (no saved state from a previous run here)"
     elif not state.token or state.token != store.get_meta("state_token"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,7 +180,11 @@ def walk(
 
 def _read(abspath: Path, rel: str, report: WalkReport, max_bytes: int) -> bytes | None:
     try:
-        size = abspath.stat().st_size
+        info = abspath.lstat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device: reading it could block forever
+            report.unreadable.append(rel)
+            return None
+        size = info.st_size
         if size > max_bytes:
             report.too_large.append(rel)
             return None
