@@ -184,7 +184,7 @@ class WriterLock:
                     holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
                     os.close(fd)
                     raise StoreError(
-                        f"another `cg index` (pid {holder}) is writing the index of {repo}; waited {wait:.0f}s,"
+                        f"another `cg index` (pid {holder}) is writing the index of {repo}; waited {wait:g}s,"
                         " try again when it has finished"
                     ) from None
                 time.sleep(0.1)

@@ -105,7 +105,7 @@ def install(point: str, sig: signal.Signals) -> None:
     if point == "after-plan":
         _after(pipeline, "plan", sig)
     elif point == "during-parse":
-        _before(pipeline, "_record", sig, calls=3)  # the third file being parsed
+        _before(pipeline, "_record", sig)  # the first changed file being parsed
     elif point == "during-jedi":
         original = pipeline.run_jedi
 

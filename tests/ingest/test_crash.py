@@ -14,84 +14,15 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from cg.api import settings_for
-from cg.graph.backends import open_store
 from tests.conftest import ROOT, cg_command, copy_shop
-from tests.graphdump import differences, dump
+from tests.graphdump import differences
 from tests.ingest.crash_runner import KILL_POINTS
+from tests.ingest.crashes import EDIT, EDIT_FILE, Clean, answers_of, env_for, graph_of
 from tests.neo4j_env import BACKENDS, neo4j_settings
-
-CALLERS = ("callers", "schedule_payment_retry")
-EXPLAIN = ("explain", "how is a failed payment retried?")
-# a new caller of schedule_payment_retry: `cg callers` tells the tree before the edit from the one after
-EDIT_FILE = "shop/payments/dunning.py"
-EDIT = '''"""Dunning: chase an unpaid invoice by retrying its payment."""
-
-from shop.payments.retry import schedule_payment_retry
-
-
-def chase_unpaid_invoice(invoice, attempt):
-    """Retry the payment of an invoice a customer has not paid yet."""
-    return schedule_payment_retry(invoice, attempt)
-'''
-
-
-def _env(backend: str, resolver: str = "name") -> dict[str, str]:
-    env = {"CG_RESOLVER": resolver, "CG_BACKEND": backend, "CG_INDEX_LOCK_WAIT": "5"}
-    if backend == "neo4j":
-        from tests.cli.test_cli_neo4j import NEO4J
-
-        env.update(NEO4J)
-    return env
-
-
-def _answers(repo: Path, env: dict[str, str]) -> dict[str, subprocess.CompletedProcess[str]]:
-    return {q[0]: cg_command(*q, "--repo", str(repo), check=False, env=env) for q in (CALLERS, EXPLAIN)}
-
-
-def _graph(repo: Path, backend: str) -> dict[str, set[tuple]]:
-    settings = neo4j_settings(repo) if backend == "neo4j" else settings_for(repo, backend)
-    with open_store(settings, read_only=True) as store:
-        return dump(store)
-
-
-@dataclass(frozen=True)
-class Clean:
-    """What a clean index of a tree answers, and its graph."""
-
-    answers: dict[str, str]
-    graph: dict[str, set[tuple]]
-
-
-def _clean(tmp: Path, backend: str, edited: bool, resolver: str = "name") -> Clean:
-    repo = copy_shop(tmp / f"clean-{backend}-{resolver}-{'edited' if edited else 'original'}")
-    if edited:
-        (repo / EDIT_FILE).write_text(EDIT)
-    env = _env(backend, resolver)
-    cg_command("index", str(repo), "--full", env=env)
-    answers = {k: r.stdout for k, r in _answers(repo, env).items()}
-    assert "6 callers" in answers["callers"] if edited else "5 callers" in answers["callers"]
-    return Clean(answers, _graph(repo, backend))
-
-
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory):
-    """Clean indexes of the shop before and after the edit, per backend and resolver, made once."""
-    made: dict[tuple[str, bool, str], Clean] = {}
-    tmp = tmp_path_factory.mktemp("clean")
-
-    def get(backend: str, edited: bool, resolver: str = "name") -> Clean:
-        key = (backend, edited, resolver)
-        if key not in made:
-            made[key] = _clean(tmp, backend, edited, resolver)
-        return made[key]
-
-    return get
 
 
 def _alive(pid: int) -> bool:
@@ -124,7 +55,7 @@ def _kill_run(repo: Path, point: str, sig: str, env: dict[str, str], tmp: Path, 
 
 def _check_queries(repo: Path, env: dict[str, str], allowed: list[Clean]) -> None:
     """Each query answers exactly as one of the clean indexes does, or refuses in one line."""
-    answers = _answers(repo, env)
+    answers = answers_of(repo, env)
     for name, result in answers.items():
         if result.returncode == 0:
             assert any(result.stdout == c.answers[name] for c in allowed), (
@@ -151,8 +82,8 @@ def _check_queries(repo: Path, env: dict[str, str], allowed: list[Clean]) -> Non
 def _recovers(repo: Path, backend: str, env: dict[str, str], want: Clean) -> None:
     rerun = cg_command("index", str(repo), check=False, env=env)
     assert rerun.returncode == 0, rerun.stderr
-    assert not (diff := differences(_graph(repo, backend), want.graph)), "\n".join(diff)
-    assert _answers(repo, env)["callers"].stdout == want.answers["callers"]
+    assert not (diff := differences(graph_of(repo, backend), want.graph)), "\n".join(diff)
+    assert answers_of(repo, env)["callers"].stdout == want.answers["callers"]
     if backend == "kuzu":  # only the current generation is left, and no staged one of the killed run
         generations = [p for p in (repo / ".cg" / "kuzu").iterdir() if p.is_dir()]
         assert len(generations) == 1, generations
@@ -176,7 +107,7 @@ def test_a_killed_incremental_run_never_answers_wrongly_and_the_next_run_restore
     resolver = "jedi" if point == "during-jedi" else "name"
     before, after = clean(backend, False, resolver), clean(backend, True, resolver)
     repo = copy_shop(tmp_path / "shop")
-    env = _env(backend, resolver)
+    env = env_for(backend, resolver)
     cg_command("index", str(repo), "--full", env=env)
     (repo / EDIT_FILE).write_text(EDIT)
     # jedi runs in process for one edited file; a full run spreads the whole tree over workers
@@ -195,7 +126,7 @@ def test_a_killed_first_index_is_refused_in_one_line_then_rebuilt(backend, point
     want = clean(backend, True)
     repo = copy_shop(tmp_path / "shop")
     (repo / EDIT_FILE).write_text(EDIT)
-    env = _env(backend)
+    env = env_for(backend)
     if backend == "neo4j":
         from cg.graph.neo4j_store import Neo4jStore
 
@@ -204,7 +135,7 @@ def test_a_killed_first_index_is_refused_in_one_line_then_rebuilt(backend, point
     _kill_run(repo, point, sig, env, tmp_path)
     _check_queries(repo, env, [want])
     if point != "after-switch":
-        refused = _answers(repo, env)["callers"]
+        refused = answers_of(repo, env)["callers"]
         assert refused.returncode != 0 and "no complete index yet" in refused.stderr, refused.stderr
     _recovers(repo, backend, env, want)
 
