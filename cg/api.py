@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -144,7 +144,9 @@ class Index:
         return neighbours(self.store, self.lookup(ref), "out", depth, limit)
 
     def cypher(self, query: str, params: dict[str, Any] | None = None, write: bool = False) -> CypherResult:
-        columns, rows = self.store.cypher(query, params or {}, write=write)
+        """A write is a run of its own: readers see the graph before it or after it, never during."""
+        with self.store.run(full=False) if write else nullcontext():
+            columns, rows = self.store.cypher(query, params or {}, write=write)
         return CypherResult(columns, rows)
 
     def stats(self) -> Stats:
@@ -166,8 +168,6 @@ class Index:
         session opened with ``read_only=False``."""
         from cg.ingest.pipeline import index_repository
 
-        if full:
-            self.store.reset()
         return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
 
 

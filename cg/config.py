@@ -65,6 +65,8 @@ class Settings:
     token_budget: int = 6000
     # history: how many of the newest commits become Commit nodes (0: none)
     history_commits: int = 200
+    # how long a second `cg index` of the same repository waits for the first before it fails (Kùzu)
+    index_lock_wait: float = 60.0
     # neo4j
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_username: str = "neo4j"
@@ -107,6 +109,7 @@ _ENV = {
     "CG_JEDI_WORKERS": "jedi_workers",
     "CG_JEDI_BUDGET": "jedi_budget",
     "CG_HISTORY_COMMITS": "history_commits",
+    "CG_INDEX_LOCK_WAIT": "index_lock_wait",
     "NEO4J_URI": "neo4j_uri",
     "NEO4J_USERNAME": "neo4j_username",
     "NEO4J_PASSWORD": "neo4j_password",

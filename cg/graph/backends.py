@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from cg.config import ConfigError, Settings
-from cg.graph.store import GraphStore, StoreError
-
-KUZU_DIRNAME = "graph.kuzu"
+from cg.graph.store import GraphStore
 
 
 def open_store(settings: Settings, read_only: bool = False, must_exist: bool = False) -> GraphStore:
+    """A reader (``read_only``) or a writer; with ``must_exist`` a missing index is a StoreError. A
+    Kùzu writer waits up to ``index_lock_wait`` seconds for another writer of the same repository."""
     if settings.backend == "kuzu":
-        from cg.graph.kuzu_store import KuzuStore
+        from cg.graph.generations import Generations, NoCompleteIndex
+        from cg.graph.kuzu_store import KuzuIndexStore
 
-        path = settings.checked_index_dir(create=not (read_only or must_exist)) / KUZU_DIRNAME
-        if path.is_symlink():
-            raise StoreError(f"{path} is a symbolic link; cg opens only the index it built (remove it)")
-        if (read_only or must_exist) and not path.exists():
-            raise StoreError(f"no index in {settings.repo} (looked for .cg/{KUZU_DIRNAME}); run `cg index` first")
-        return KuzuStore(path, read_only=read_only)
+        generations = Generations(settings.checked_index_dir(create=not (read_only or must_exist)))
+        if must_exist and not read_only and generations.current() is None:
+            raise NoCompleteIndex(generations.missing_reason())
+        return KuzuIndexStore(generations, read_only=read_only, lock_wait=settings.index_lock_wait)
     if settings.backend == "neo4j":
         try:
             from cg.graph.neo4j_store import Neo4jStore

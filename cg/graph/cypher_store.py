@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Any, Self
 
 import numpy as np
@@ -64,6 +65,8 @@ class CypherStore(ABC):
     def ensure_schema(self, dimension: int) -> None: ...
     @abstractmethod
     def reset(self) -> None: ...
+    @abstractmethod
+    def run(self, full: bool, dimension: int | None = None) -> AbstractContextManager[None]: ...
     @abstractmethod
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]: ...
     @abstractmethod

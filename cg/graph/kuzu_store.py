@@ -1,4 +1,5 @@
-"""The embedded default store: Kùzu on disk under ``<repo>/.cg/graph.kuzu``.
+"""The embedded default store: Kùzu on disk, one generation at a time under ``<repo>/.cg/kuzu/``
+(cg/graph/generations.py says why and how a run switches generations atomically).
 
 Vector search is an exact cosine scan inside Kùzu (``array_cosine_similarity``) rather than its HNSW
 index: on these machines building HNSW over 50k vectors took 322 s, while the exact scan answers in
@@ -11,6 +12,8 @@ Both extensions ship with the kuzu 0.11.3 wheel and load offline.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,6 +21,7 @@ import numpy as np
 
 from cg.graph.cypher import searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
+from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
 if TYPE_CHECKING:
@@ -61,26 +65,47 @@ class KuzuStore(CypherStore):
     batch_rows = 2000
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
-        import kuzu
-
+        """A store over one database file, written in place: what tests and benchmarks use. The
+        product opens ``KuzuIndexStore`` (generations, a writers' lock) through cg/graph/backends.py."""
         super().__init__()
-        self.path = path
         self.read_only = read_only
+        self._db: kuzu.Database | None = None
         if read_only and not path.exists():
             raise StoreError(f"no index at {path.parent}; run `cg index` first")
+        self._open(path, read_only)
+        if read_only:
+            self._check_schema()
+
+    def _open(self, path: Path, read_only: bool) -> None:
+        import kuzu
+
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = kuzu.Database(str(path), read_only=read_only)
-        except RuntimeError as exc:
-            raise StoreError(f"cannot open the index at {path}: {exc}") from exc
+        except RuntimeError as exc:  # Kùzu's lock and I/O errors run over two lines: keep one
+            raise StoreError(f"cannot open the index at {path}: {' '.join(str(exc).split())}") from exc
         self._conn = kuzu.Connection(self._db)
         for extension in ("fts", "vector"):
             self._conn.execute(f"LOAD EXTENSION {extension}")
-        if read_only and self.get_meta("schema") != SCHEMA_VERSION:
+
+    def _check_schema(self) -> None:
+        if self.get_meta("schema") != SCHEMA_VERSION:
             self.close()
-            raise StoreError(
-                f"the index in {path.parent.parent} was built by an older cg; run `cg index` to rebuild it"
-            )
+            raise StoreError(f"the index in {self._repo} was built by an older cg; run `cg index` to rebuild it")
+
+    @property
+    def _repo(self) -> Path:
+        return self.path.parent.parent  # <repo>/.cg/graph.kuzu
+
+    @contextmanager
+    def run(self, full: bool, dimension: int | None = None) -> Iterator[None]:
+        """In place, not atomic: a bare database file has no generation to switch (KuzuIndexStore has)."""
+        if full:
+            self.reset()
+        if dimension is not None:
+            self.ensure_schema(dimension)
+        yield
 
     # -- primitives ------------------------------------------------------------------------------
     def _execute(self, query: str, params: dict[str, Any] | None = None) -> kuzu.QueryResult:
@@ -140,16 +165,13 @@ class KuzuStore(CypherStore):
         self.set_meta("schema", SCHEMA_VERSION)
 
     def reset(self) -> None:
-        self._conn.close()
-        self._db.close()
-        if self.path.is_dir():
-            shutil.rmtree(self.path)
-        elif self.path.exists():
-            self.path.unlink()
-            wal = self.path.with_name(self.path.name + ".wal")
-            if wal.exists():
-                wal.unlink()
-        self.__init__(self.path)  # type: ignore[misc]
+        self._close_db()
+        for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+            if f.is_dir() and not f.is_symlink():
+                shutil.rmtree(f)
+            else:
+                f.unlink(missing_ok=True)
+        self._open(self.path, self.read_only)
 
     # -- reads -----------------------------------------------------------------------------------
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
@@ -187,8 +209,111 @@ class KuzuStore(CypherStore):
         return result.get_column_names(), _rows(result)
 
     def close(self) -> None:
-        self._conn.close()
-        self._db.close()
+        self._close_db()
+
+    def _close_db(self) -> None:
+        if self._db is not None:
+            self._conn.close()
+            self._db.close()
+            self._db = None
+
+
+class KuzuIndexStore(KuzuStore):
+    """The product's embedded store: a repository's generations (cg/graph/generations.py).
+
+    A reader opens the current generation read-only. A writer holds the writers' lock from open to
+    close and reads the current generation read-only until ``run`` starts; a run writes a staged
+    generation (a copy, or empty for a full run) that becomes current only when the run ends well,
+    so a reader sees the previous complete graph or the new one, never a part."""
+
+    def __init__(self, generations: Generations, read_only: bool = False, lock_wait: float = 60.0) -> None:
+        CypherStore.__init__(self)
+        self.generations = generations
+        self.read_only = read_only
+        self._db = None
+        self._staged: Generation | None = None
+        self._lock: WriterLock | None = None
+        if read_only:
+            self._open_current()
+            self._check_schema()
+            return
+        self._lock = generations.lock(lock_wait)
+        try:
+            generations.prepare()
+            current = generations.current()
+            if current is None:
+                self._stage(None)
+            else:
+                self._open(current.db, read_only=True)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def _repo(self) -> Path:
+        return self.generations.index_dir.parent
+
+    def _open_current(self) -> None:
+        """Open the generation the pointer names; read the pointer again when a writer switched it and
+        removed that generation between the read and the open."""
+        for _ in range(5):
+            current = self.generations.current()
+            if current is None:
+                raise NoCompleteIndex(self.generations.missing_reason())
+            try:
+                self._open(current.db, read_only=True)
+                return
+            except StoreError:
+                if self.generations.current() == current:
+                    raise
+        raise StoreError(f"the index of {self._repo} changed five times while opening it; try again")
+
+    def _stage(self, copy_of: Generation | None) -> None:
+        self._close_db()
+        self._staged = self.generations.stage(copy_of)
+        self._open(self._staged.db, read_only=False)
+
+    @contextmanager
+    def run(self, full: bool, dimension: int | None = None) -> Iterator[None]:
+        """Write a new generation (a copy of the current one, or empty when ``full``) and make it the
+        current one when the block ends without an exception; otherwise it is removed."""
+        if self.read_only or self._lock is None:
+            raise StoreError("internal: an index run needs a store opened for writing")
+        if self._staged is None:
+            self._stage(None if full else self.generations.current())
+        elif full:
+            self.reset()
+        if dimension is not None:
+            self.ensure_schema(dimension)
+        try:
+            yield
+        except BaseException:
+            self._discard()
+            raise
+        staged, self._staged = self._staged, None
+        self._close_db()
+        assert staged is not None
+        self.generations.switch(staged)
+        self._open(staged.db, read_only=True)
+
+    def reset(self) -> None:
+        if self._staged is None:
+            raise StoreError("internal: the index is emptied only inside a run")
+        super().reset()
+
+    def _discard(self) -> None:
+        staged, self._staged = self._staged, None
+        self._close_db()
+        if staged is not None:
+            self.generations.discard(staged)
+
+    def close(self) -> None:
+        self._close_db()
+        if self._staged is not None:  # a run that never ended: its generation is not complete
+            self._discard()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def _rows(result: kuzu.QueryResult) -> list[list[Any]]:

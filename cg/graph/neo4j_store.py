@@ -2,8 +2,8 @@
 
 Same schema, the same shared statements (cg/graph/cypher.py) and the same GraphStore contract as the
 embedded store; this module holds the primitives, the schema and the index calls. Writes are batched
-``UNWIND $rows`` statements, one managed transaction per file (the driver retries transient failures),
-and every value travels as a parameter. Vector search uses the native vector index
+``UNWIND $rows`` statements, all of an index run in one explicit transaction (``run``: readers see the
+previous graph until it commits), and every value travels as a parameter. Vector search uses the native vector index
 (``db.index.vector.queryNodes``; cosine, Neo4j reports it as ``(1 + cos) / 2``, which we map back to
 the cosine so both backends return the same scale), full-text uses a Lucene index with the
 whitespace analyzer over the tokens our own analyzer wrote (cg/lexical.py), so index-time and
@@ -13,15 +13,21 @@ query-time analysis are the same code on both backends.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from cg.config import Settings
+from cg.graph import cypher as q
 from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
+# Every node cg writes; a full run deletes them inside its transaction, ``reset`` in batches of its own.
+_GRAPH_NODES = "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta OR n:Doc OR n:Commit"
+_DELETE_GRAPH = f"{_GRAPH_NODES} DETACH DELETE n"
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",
     ("Symbol", "doc_embedding"): "symbol_doc_embedding",
@@ -42,6 +48,7 @@ class Neo4jStore(CypherStore):
 
         super().__init__()
         self._neo4j = neo4j
+        self._tx: neo4j.Transaction | None = None  # the run's transaction, while one is open
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
         self.read_only = read_only
         self.database = settings.neo4j_database
@@ -56,18 +63,37 @@ class Neo4jStore(CypherStore):
             raise StoreError(f"Neo4j at {self.uri} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)") from exc
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise StoreError(f"bad NEO4J_URI {self.uri!r}: {_first_line(exc)}") from exc
+        if read_only:  # a run that never committed left nothing, so no Meta: say so, answer nothing
+            schema = self.get_meta("schema")
+            if schema != SCHEMA_VERSION:
+                self.close()
+                raise StoreError(
+                    f"no complete index yet in Neo4j at {self.uri}; run `cg index`"
+                    if schema is None
+                    else f"the index in Neo4j at {self.uri} was built by an older cg; run `cg index` to rebuild it"
+                )
 
     # -- primitives ------------------------------------------------------------------------------
     def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if self._tx is not None:  # inside a run: read its own writes
+            return [list(r.values()) for r in self._tx.run(query, params or {})]
         records, _, _ = self._driver.execute_query(
             query, params or {}, database_=self.database, routing_=self._neo4j.RoutingControl.READ
         )
         return [list(r.values()) for r in records]
 
     def _write(self, query: str, params: dict[str, Any] | None = None) -> None:
+        if self._tx is not None:
+            self._tx.run(query, params or {}).consume()
+            return
         self._driver.execute_query(query, params or {}, database_=self.database)
 
     def _write_all(self, statements: list[Statement]) -> None:
+        if self._tx is not None:  # already all or nothing: the run's transaction
+            for query, params in statements:
+                self._tx.run(query, params).consume()
+            return
+
         def work(tx) -> None:  # a managed transaction: the driver retries it on transient failures
             for query, params in statements:
                 tx.run(query, params).consume()
@@ -75,16 +101,55 @@ class Neo4jStore(CypherStore):
         with self._driver.session(database=self.database) as session:
             session.execute_write(work)
 
+    @contextmanager
+    def run(self, full: bool, dimension: int | None = None) -> Iterator[None]:
+        """The whole run in ONE explicit transaction: readers see the previous graph until it commits,
+        and a client that dies mid-run (killed, cut off) leaves nothing, the server rolls it back.
+        Indexes and constraints are created before it (Neo4j allows no schema change inside a
+        transaction that writes data); a full run deletes the old graph inside it. Its size is the
+        whole write: docs/neo4j.md says how big that gets and which setting bounds it."""
+        if self._tx is not None:
+            raise StoreError("internal: index runs do not nest")
+        if dimension is not None:
+            self._create_indexes(dimension, replace_vectors=full)
+        with self._driver.session(database=self.database) as session:
+            tx = session.begin_transaction()
+            self._tx = tx
+            try:
+                if full:
+                    tx.run(_DELETE_GRAPH).consume()
+                if dimension is not None:
+                    self._write(q.SET_META, {"key": "dimension", "value": str(dimension)})
+                    self._write(q.SET_META, {"key": "schema", "value": SCHEMA_VERSION})
+                yield
+                tx.commit()
+            except BaseException:
+                if not tx.closed():
+                    tx.rollback()
+                raise
+            finally:
+                self._tx = None
+
     def _cast(self, dimension: int) -> str:
         return "{}"  # vectors are plain list properties
 
     def ensure_schema(self, dimension: int) -> None:
+        self._create_indexes(dimension, replace_vectors=False)
+        self.set_meta("dimension", str(dimension))
+        self.set_meta("schema", SCHEMA_VERSION)
+
+    def _create_indexes(self, dimension: int, replace_vectors: bool) -> None:
+        """Constraints, property, vector and full-text indexes, each only when missing. Vector indexes
+        of another width are an error, or dropped first when ``replace_vectors`` (a full run)."""
         current = self.get_meta("dimension")
         if current is not None and int(current) != dimension:
-            raise StoreError(
-                f"the graph holds {current}-d embeddings but the model gives {dimension}-d; "
-                "rebuild with `cg index --rebuild`"
-            )
+            if not replace_vectors:
+                raise StoreError(
+                    f"the graph holds {current}-d embeddings but the model gives {dimension}-d; "
+                    "rebuild with `cg index --rebuild`"
+                )
+            for index in VECTOR_INDEXES.values():
+                self._write(f"DROP INDEX {index} IF EXISTS")
         self._dimension = int(dimension)
         for label in (*NODE_LABELS, "Meta"):
             key = "key" if label == "Meta" else "id"
@@ -109,15 +174,10 @@ class Neo4jStore(CypherStore):
                 " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
             )
         self._write("CALL db.awaitIndexes(300)")
-        self.set_meta("dimension", str(dimension))
-        self.set_meta("schema", SCHEMA_VERSION)
 
     def reset(self) -> None:
         with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
-            session.run(
-                "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta OR n:Doc OR n:Commit"
-                " CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
-            ).consume()
+            session.run(f"{_GRAPH_NODES} CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS").consume()
         for index in (*VECTOR_INDEXES.values(), *FULLTEXT_INDEXES.values()):
             self._write(f"DROP INDEX {index} IF EXISTS")
 
@@ -149,6 +209,12 @@ class Neo4jStore(CypherStore):
         from neo4j.exceptions import Neo4jError
 
         mode = self._neo4j.WRITE_ACCESS if write else self._neo4j.READ_ACCESS
+        if write and self._tx is not None:  # `cg cypher --write` is a run of its own (cg/api.py)
+            try:
+                result = self._tx.run(query, params or {})
+                return list(result.keys()), [[_plain(v) for v in record.values()] for record in result]
+            except Neo4jError as exc:
+                raise StoreError(_first_line(exc.message or str(exc))) from exc
         try:
             with self._driver.session(database=self.database, default_access_mode=mode) as session:
                 result = session.run(query, params or {})

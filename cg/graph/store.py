@@ -9,6 +9,7 @@ same statements (cg/graph/cypher.py, cg/graph/cypher_store.py), so a query is wr
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
@@ -212,6 +213,12 @@ class GraphWriter(StoreHandle, Protocol):
     def ensure_schema(self, dimension: int) -> None: ...
     def reset(self) -> None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+
+    def run(self, full: bool, dimension: int | None = None) -> AbstractContextManager[None]:
+        """One index run's writes, which readers see all at once when the block ends without an
+        exception, or not at all: on Kùzu a new generation switched in (cg/graph/generations.py), on
+        Neo4j one transaction. ``full`` starts from an empty graph; ``dimension`` ensures the schema
+        for vectors of that width first. Reads inside the block see the run's own writes."""
 
     def write_file(self, write: FileWrite) -> None:
         """Upsert the file and its symbols; drop its symbols that are gone and every edge leaving

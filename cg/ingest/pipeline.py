@@ -495,50 +495,50 @@ class Written:
 def write(
     planned: Plan, parsed: Parsed, resolved: Resolved, embedded: Embedded, store: GraphWriter, progress: Progress
 ) -> Written:
-    """Write the run into the store, then save the state. The store's token is cleared first and set
-    last, so a run that dies half-way leaves an index the next run rebuilds in full."""
+    """Write the run into the store as one run (``store.run``: a reader sees the previous graph until
+    the run ends, then the new one whole), then save the state inside it. A run that does not build
+    on the saved state starts from an empty graph. The state is saved just before the run ends: a
+    crash between the two leaves a state whose token the store does not hold, so the next run is full."""
     state, vectors = planned.state, embedded.vectors
-    if store.get_meta("model") not in (None, planned.embedding):  # other vectors: they must not mix
-        store.reset()
-    store.ensure_schema(vectors.width)
-    store.set_meta("model", planned.embedding)
-    store.set_meta("state_token", "")
-    unchanged = (p for p in planned.present if p in state.files and p not in planned.changed_paths)
-    files = {p: state.files[p] for p in unchanged}  # then what this run rewrites
-    rewritten = set(parsed.fresh) | set(planned.retimed)
-    with progress.stage("write", len(embedded.chunked) + len(embedded.sections) + 2) as advance:
-        store.delete_files(planned.removed)
-        for ex, unit in embedded.chunked:
-            path = ex.file.path
-            if path in resolved.files:
-                res = resolved.files[path]
-            else:  # only its commit time changed: its edges are the ones it had
-                res = Resolution(files[path].edges, files[path].externals)
-            files[path] = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings)
+    with store.run(full=not planned.trusted, dimension=vectors.width):
+        store.set_meta("model", planned.embedding)
+        store.set_meta("state_token", "")
+        unchanged = (p for p in planned.present if p in state.files and p not in planned.changed_paths)
+        files = {p: state.files[p] for p in unchanged}  # then what this run rewrites
+        rewritten = set(parsed.fresh) | set(planned.retimed)
+        with progress.stage("write", len(embedded.chunked) + len(embedded.sections) + 2) as advance:
+            store.delete_files(planned.removed)
+            for ex, unit in embedded.chunked:
+                path = ex.file.path
+                if path in resolved.files:
+                    res = resolved.files[path]
+                else:  # only its commit time changed: its edges are the ones it had
+                    res = Resolution(files[path].edges, files[path].externals)
+                files[path] = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings)
+                advance(1)
+            for source in planned.documents:
+                files[source.path] = _write_document(store, source, embedded.sections[source.path], planned, vectors)
+                advance(1)
+            _write_retimed_documents(store, files, planned, vectors.width)
+            written = _write_edges(store, files, resolved, rewritten)
             advance(1)
-        for source in planned.documents:
-            files[source.path] = _write_document(store, source, embedded.sections[source.path], planned, vectors)
+            _write_mentions(
+                store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
+            )
+            history = embedded.history
+            write_history(
+                store, history, vectors.take(len(history.new)), written | set(planned.removed), not planned.trusted
+            )
+            vectors.done()
+            pruned = store.prune_externals()
             advance(1)
-        _write_retimed_documents(store, files, planned, vectors.width)
-        written = _write_edges(store, files, resolved, rewritten)
-        advance(1)
-        _write_mentions(
-            store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
-        )
-        history = embedded.history
-        write_history(
-            store, history, vectors.take(len(history.new)), written | set(planned.removed), not planned.trusted
-        )
-        vectors.done()
-        pruned = store.prune_externals()
-        advance(1)
-    _write_lengths(store, files, history)
-    store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    store.set_meta("head", planned.git_head)
-    state.files, state.commits, state.head, state.token = files, history.commits, planned.git_head, new_token()
-    state.settings = planned.shaping
-    save_state(planned.state_path, state)
-    store.set_meta("state_token", state.token)
+        _write_lengths(store, files, history)
+        store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        store.set_meta("head", planned.git_head)
+        state.files, state.commits, state.head, state.token = files, history.commits, planned.git_head, new_token()
+        state.settings = planned.shaping
+        save_state(planned.state_path, state)
+        store.set_meta("state_token", state.token)
     return Written(files, pruned)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -104,6 +105,26 @@ def _own_cache_directory(default: str) -> str:
         return _CACHE_SLOT
     _CACHE_SLOT = tempfile.mkdtemp(prefix="cg-jedi-")
     return _CACHE_SLOT
+
+
+def _die_with(parent: int) -> None:
+    """Ask the kernel to kill this worker when the process that started it dies, however it dies
+    (SIGKILL included): an orphaned worker would otherwise wait on its task queue forever, and keep
+    multiprocessing's resource tracker alive with it. Linux only (prctl PR_SET_PDEATHSIG); the
+    parent may already be gone by the time this runs, hence the check after it."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _worker_start(root: str, parent: int) -> None:
+    _die_with(parent)
+    _init_worker(root)
 
 
 def _init_worker(root: str) -> None:
@@ -249,7 +270,7 @@ def run_jedi(
     report.workers = count
     context = get_context("spawn")  # no fork of a process that may hold torch or a database
     with ProcessPoolExecutor(
-        max_workers=count, mp_context=context, initializer=_init_worker, initargs=(str(root),)
+        max_workers=count, mp_context=context, initializer=_worker_start, initargs=(str(root), os.getpid())
     ) as pool:
         _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress)
     report.seconds = time.perf_counter() - started
