@@ -18,6 +18,7 @@ import numpy as np
 
 from cg.graph.cypher import searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
+from cg.graph.readonly import vet
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
 if TYPE_CHECKING:
@@ -180,6 +181,7 @@ class KuzuStore(CypherStore):
     ) -> tuple[list[str], list[list[Any]]]:
         if not write and not self.read_only:
             raise StoreError("internal: read-only Cypher needs a store opened read_only")
+        query = vet(query, params or {}, write)  # the allow-list, before Kùzu sees any of it
         try:
             result = self._execute(query, params)
         except RuntimeError as exc:
