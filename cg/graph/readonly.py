@@ -31,12 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cg.errors import UserError
+from cg.graph.store import StoreError
 
 
-class QueryRefused(UserError):
+class QueryRefused(StoreError):
     """A Cypher text refused before it ran: empty, several statements, a parameter without a value,
-    or (without ``--write``) anything but reading clauses."""
+    or (without ``--write``) anything but reading clauses. A StoreError, as every failed ``cypher()`` is."""
 
 
 # The first word of a query body (the statement, a subquery, the part after UNION).
