@@ -15,14 +15,14 @@ names a procedure from PROCEDURES; and there is exactly one statement. A false r
 a backtick; a false acceptance costs a file. Neo4j's own planner is the second gate
 (cg/graph/neo4j_store.py runs ``EXPLAIN`` and wants query type ``r``).
 
-Why a small tokenizer and not a parser from PyPI: the maintained ones speak one dialect. We tried
-them on our own queries: antlr4-cypher (the openCypher 9 grammar) rejects ``EXISTS {...}``,
-``CALL (n) {...}`` and Kùzu's lambdas (``list_transform(nodes(p), n -> n.qualname)``, docs/cypher.md);
-graphglot's Neo4j dialect rejects the lambdas, ``LOAD FROM`` and ``LOAD CSV`` and reads ``a; b`` as
-one program; cypher-guard validates against a user-given schema for Neo4j only;
-libcypher-parser-python has been unmaintained since 2019. Refusing by clause keywords only needs the
-lexical level right (strings with escapes, comments, backtick names, parameters), which both
-dialects share and which this module implements in full; anything it cannot lex is refused.
+Why a small tokenizer and not a parser from PyPI: the maintained ones speak one dialect. Tried on our
+own queries, antlr4-cypher (the openCypher 9 grammar) rejects ``EXISTS {...}``, ``CALL (n) {...}``
+and Kùzu's lambdas (``list_transform(nodes(p), n -> n.qualname)``, docs/cypher.md), and graphglot's
+Neo4j dialect rejects the lambdas, ``LOAD FROM`` and ``LOAD CSV`` and reads ``a; b`` as one program;
+cypher-guard validates Neo4j queries against a schema one writes for it, and libcypher-parser-python
+was last released in 2019. Refusing by clause keywords only needs the lexical level right (strings
+with escapes, comments, backtick names, parameters), which both dialects share and which this module
+implements in full; anything it cannot lex is refused.
 """
 
 from __future__ import annotations
