@@ -109,11 +109,11 @@ class Index:
         return ref if isinstance(ref, dict) else resolve_symbol(self.store, ref)
 
     def search(self, question: Query | str, limit: int = 10) -> SearchResult:
-        query = Query.of(question).with_vector(self.embedder)
+        query = _asked(Query.of(question)).with_vector(self.embedder)
         return SearchResult(query, search(self.store, self.embedder, query, limit, ranking=self.ranking))
 
     def search_docs(self, question: Query | str, limit: int = 10) -> DocHits:
-        return DocHits(by_question(self.store, self.embedder, question, limit))
+        return DocHits(by_question(self.store, self.embedder, _asked(Query.of(question)), limit))
 
     def explain(
         self, question: Query | str, *, seeds: int = 3, depth: int | None = None, budget: int | None = None
@@ -122,7 +122,7 @@ class Index:
         return explain(
             self.store,
             self.embedder,
-            question,
+            _asked(Query.of(question)),
             seeds=seeds,
             depth=self.settings.depth if depth is None else depth,
             fanout=self.settings.fanout,
@@ -169,6 +169,13 @@ class Index:
         from cg.ingest.pipeline import index_repository
 
         return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
+
+
+def _asked(query: Query) -> Query:
+    """``query``, or a UserError when it holds nothing to look for (every definition would tie)."""
+    if not query.text.strip():
+        raise UserError("nothing to look for: give words, an identifier or an error string")
+    return query
 
 
 @contextmanager

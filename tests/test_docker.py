@@ -20,6 +20,9 @@ def test_compose_runs_neo4j_526_community_with_healthcheck_and_volume():
     assert "cypher-shell" in " ".join(neo4j["healthcheck"]["test"])
     assert any(v.endswith(":/data") for v in neo4j["volumes"])
     assert all(p.startswith("127.0.0.1:") for p in neo4j["ports"])
+    # Cypher reaches no file and no address (the same settings as scripts/neo4j's test server)
+    assert neo4j["environment"]["NEO4J_dbms_security_allow__csv__import__from__file__urls"] == "false"
+    assert set(neo4j["environment"]["NEO4J_internal_dbms_cypher__ip__blocklist"].split(",")) == {"0.0.0.0/0", "::/0"}
     cg = spec["services"]["cg"]
     assert cg["environment"]["NEO4J_URI"] == "bolt://neo4j:7687"
     assert cg["depends_on"]["neo4j"]["condition"] == "service_healthy"

@@ -22,6 +22,7 @@ import numpy as np
 from cg.graph.cypher import searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
+from cg.graph.readonly import vet
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
 if TYPE_CHECKING:
@@ -202,6 +203,7 @@ class KuzuStore(CypherStore):
     ) -> tuple[list[str], list[list[Any]]]:
         if not write and not self.read_only:
             raise StoreError("internal: read-only Cypher needs a store opened read_only")
+        query = vet(query, params or {}, write)  # the allow-list, before Kùzu sees any of it
         try:
             result = self._execute(query, params)
         except RuntimeError as exc:

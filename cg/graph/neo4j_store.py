@@ -23,6 +23,7 @@ from cg.config import Settings
 from cg.graph import cypher as q
 from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
+from cg.graph.readonly import QueryRefused, plan_query, vet
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
 # Every node cg writes; a full run deletes them inside its transaction, ``reset`` in batches of its own.
@@ -35,6 +36,7 @@ VECTOR_INDEXES = {
     ("Doc", "embedding"): "doc_embedding",
     ("Commit", "embedding"): "commit_embedding",
 }  # one per cypher.VECTOR_PROPS
+_KINDS = {"rw": "a read and a write", "w": "a write", "s": "a schema change", "dbms": "a server command"}
 FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
 
 
@@ -208,6 +210,7 @@ class Neo4jStore(CypherStore):
     ) -> tuple[list[str], list[list[Any]]]:
         from neo4j.exceptions import Neo4jError
 
+        query = vet(query, params or {}, write)  # the allow-list, before the server sees any of it
         mode = self._neo4j.WRITE_ACCESS if write else self._neo4j.READ_ACCESS
         if write and self._tx is not None:  # `cg cypher --write` is a run of its own (cg/api.py)
             try:
@@ -217,6 +220,12 @@ class Neo4jStore(CypherStore):
                 raise StoreError(_first_line(exc.message or str(exc))) from exc
         try:
             with self._driver.session(database=self.database, default_access_mode=mode) as session:
+                if not write:  # the second gate: Neo4j's own planner must call it a read ("r")
+                    kind = str(session.run(plan_query(query), params or {}).consume().query_type)
+                    if kind != "r":
+                        raise QueryRefused(
+                            f"read-only Cypher refuses this query: Neo4j plans it as {_KINDS.get(kind, kind)}"
+                        )
                 result = session.run(query, params or {})
                 columns = list(result.keys())
                 rows = [[_plain(v) for v in record.values()] for record in result]

@@ -73,7 +73,7 @@ class TestOnNeo4j:
         repo, _ = neo4j_shop
         refused = cg_command("cypher", "CREATE (:External {id: 'x'})", "--repo", str(repo), check=False, env=NEO4J)
         assert refused.returncode != 0
-        assert len(refused.stderr.strip().splitlines()) == 1 and "read access mode" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1 and "refuses CREATE" in refused.stderr
 
     def test_wrong_password_is_one_line(self, tmp_path):
         env = {**NEO4J, "NEO4J_PASSWORD": "not-the-password"}

@@ -2,9 +2,11 @@ package cg.neo4j;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
+import inet.ipaddr.IPAddressString;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -81,6 +83,12 @@ public final class Main {
                 .setConfig(GraphDatabaseSettings.logical_log_rotation_threshold, ByteUnit.mebiBytes(32))
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
+                // Cypher reaches no file and no address: LOAD CSV may not read file:/// URLs, and
+                // every outgoing URL load (LOAD CSV FROM 'http://...') is blocked, as in
+                // docker/docker-compose.yml. cg never loads CSV; these close the server's own doors.
+                .setConfig(GraphDatabaseSettings.allow_file_urls, false)
+                .setConfig(GraphDatabaseInternalSettings.cypher_ip_blocklist,
+                        List.of(new IPAddressString("0.0.0.0/0"), new IPAddressString("::/0")))
                 // Bolt's netty event loops otherwise idle 5 s before shutting down: makes `stop` slow.
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0);
 
