@@ -329,6 +329,8 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
     saved = None if full else load_state(spath)
     if since is not None and not git_head:
         raise git.GitError("--since needs a git repository")
+    if since is not None:
+        git.checked_revision(since)  # before anything runs: an option-like revision is refused in one line
     trusted = saved is not None and freshness.trusted(saved, fp, store, embedding)
     state = saved if saved is not None and trusted else IndexState(fingerprint=fp, settings=shaping)
     report = WalkReport()
