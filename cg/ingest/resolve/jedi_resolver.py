@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -295,6 +296,11 @@ def run_jedi(
     try:
         with _stop_on_sigterm(pool):
             _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress)
+    except BrokenProcessPool:  # a worker died (out of memory, a crash in a C extension): names take over
+        stop_workers(pool)
+        report.failed.extend(
+            f"{t[0]}: a jedi worker died; resolved by name" for t in tasks if t[0] not in results.answers
+        )
     except BaseException:
         stop_workers(pool)
         raise
