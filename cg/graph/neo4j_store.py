@@ -12,8 +12,10 @@ query-time analysis are the same code on both backends.
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +33,32 @@ VECTOR_INDEXES = {
 }  # one per cypher.VECTOR_PROPS
 FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
 
+# A lost server must fail fast and in one line: the driver's defaults retry a transaction for 30 s,
+# logging a warning per attempt, and wait up to 60 s to acquire a connection. cg runs one command
+# against one server; a few seconds of retry still ride out a leader switch or a restart.
+CONNECT_SECONDS = 5.0
+ACQUIRE_SECONDS = 10.0
+RETRY_SECONDS = 5.0
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _server_lost(method: F) -> F:
+    """The server went away (stopped, killed, network gone) during ``method``: one StoreError line."""
+
+    @functools.wraps(method)
+    def run(self: Neo4jStore, *args: Any, **kwargs: Any) -> Any:
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        try:
+            return method(self, *args, **kwargs)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise StoreError(
+                f"lost the connection to Neo4j at {self.uri} ({_first_line(exc)}); is the server running?"
+            ) from exc
+
+    return run  # type: ignore[return-value]
+
 
 class Neo4jStore(CypherStore):
     backend = "neo4j"
@@ -43,12 +71,21 @@ class Neo4jStore(CypherStore):
         super().__init__()
         self._neo4j = neo4j
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
+        # the driver logs each retry as a warning and each dropped connection as an error; the failure
+        # itself reaches the user as one StoreError line (or a Neo4jError), so its logs stay quiet
+        logging.getLogger("neo4j").setLevel(logging.CRITICAL)
         self.read_only = read_only
         self.database = settings.neo4j_database
         self.uri = settings.neo4j_uri
         auth = (settings.neo4j_username, settings.neo4j_password) if settings.neo4j_password else None
         try:
-            self._driver = neo4j.GraphDatabase.driver(self.uri, auth=auth)
+            self._driver = neo4j.GraphDatabase.driver(
+                self.uri,
+                auth=auth,
+                connection_timeout=CONNECT_SECONDS,
+                connection_acquisition_timeout=ACQUIRE_SECONDS,
+                max_transaction_retry_time=RETRY_SECONDS,
+            )
             self._driver.verify_connectivity()
         except ServiceUnavailable as exc:
             raise StoreError(f"cannot reach Neo4j at {self.uri} ({_first_line(exc)}); is the server running?") from exc
@@ -58,15 +95,18 @@ class Neo4jStore(CypherStore):
             raise StoreError(f"bad NEO4J_URI {self.uri!r}: {_first_line(exc)}") from exc
 
     # -- primitives ------------------------------------------------------------------------------
+    @_server_lost
     def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         records, _, _ = self._driver.execute_query(
             query, params or {}, database_=self.database, routing_=self._neo4j.RoutingControl.READ
         )
         return [list(r.values()) for r in records]
 
+    @_server_lost
     def _write(self, query: str, params: dict[str, Any] | None = None) -> None:
         self._driver.execute_query(query, params or {}, database_=self.database)
 
+    @_server_lost
     def _write_all(self, statements: list[Statement]) -> None:
         def work(tx) -> None:  # a managed transaction: the driver retries it on transient failures
             for query, params in statements:
@@ -112,6 +152,7 @@ class Neo4jStore(CypherStore):
         self.set_meta("dimension", str(dimension))
         self.set_meta("schema", SCHEMA_VERSION)
 
+    @_server_lost
     def reset(self) -> None:
         with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
             session.run(
@@ -143,6 +184,7 @@ class Neo4jStore(CypherStore):
         )
         return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
 
+    @_server_lost
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
     ) -> tuple[list[str], list[list[Any]]]:
@@ -159,7 +201,12 @@ class Neo4jStore(CypherStore):
         return columns, rows
 
     def close(self) -> None:
-        self._driver.close()
+        from neo4j.exceptions import DriverError
+
+        try:
+            self._driver.close()
+        except (DriverError, OSError):  # the server is already gone: nothing left to release
+            pass
 
 
 def _plain(value: Any) -> Any:
