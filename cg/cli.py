@@ -103,7 +103,7 @@ def index(
             _emit(summary.as_dict())
         else:
             typer.echo(_summary_text(summary))
-        problems = summary.binary + summary.not_utf8 + summary.unreadable + summary.syntax_errors
+        problems = summary.binary + summary.not_utf8 + summary.unreadable + summary.syntax_errors + summary.failed
         if strict and problems:
             _fail(f"--strict: {len(problems)} file(s) were not fully indexed")
 
@@ -151,6 +151,8 @@ def _summary_text(s) -> str:
         ("not UTF-8, skipped", s.not_utf8),
         ("too large, skipped", s.too_large),
         ("unreadable, skipped", s.unreadable),
+        ("could not be analysed, indexed without definitions", s.failed),
+        ("over the per-file caps (max_calls_per_file, max_chunks_per_file)", s.capped),
     ):
         if items:
             shown = "; ".join(items[:5]) + (f"; and {len(items) - 5} more" if len(items) > 5 else "")

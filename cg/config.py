@@ -41,6 +41,11 @@ class Settings:
     embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
+    # per file, so one generated file cannot cost minutes and gigabytes (0 = no cap): call sites kept
+    # from one file (in file order; the rest are dropped and the file is named in the run's summary),
+    # and oversize fragments and skeleton parts emitted for one file
+    max_calls_per_file: int = 10_000
+    max_chunks_per_file: int = 200
     # resolution: "jedi" (precise, slower) or "name" (tree-sitter scopes and imports only)
     resolver: str = "jedi"
     jedi_workers: int = 0  # 0 = one per core
@@ -104,6 +109,8 @@ _ENV = {
     "CG_EMBED_MAX_TOKENS": "embed_max_tokens",
     "CG_CACHE_DIR": "cache_dir",
     "CG_MAX_FILE_BYTES": "max_file_bytes",
+    "CG_MAX_CALLS_PER_FILE": "max_calls_per_file",
+    "CG_MAX_CHUNKS_PER_FILE": "max_chunks_per_file",
     "CG_EMBED_DOCSTRINGS": "embed_docstrings",
     "CG_RESOLVER": "resolver",
     "CG_JEDI_WORKERS": "jedi_workers",
@@ -196,6 +203,8 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError("embed_precision 'int8-mixed' needs embed_backend = 'onnx'")
     if settings.backend not in ("kuzu", "neo4j"):
         raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
+    if settings.max_calls_per_file < 0 or settings.max_chunks_per_file < 0:
+        raise ConfigError("max_calls_per_file and max_chunks_per_file must be 0 (no cap) or more")
     if settings.weight_doc > 0 and not settings.embed_docstrings:
         raise ConfigError("weight_doc > 0 ranks docstring vectors: set embed_docstrings = true (and re-index)")
     return settings

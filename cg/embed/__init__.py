@@ -14,14 +14,18 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from cg.config import DEFAULT_MODEL
 from cg.errors import CgError
 
+T = TypeVar("T")
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "default"}
 
 
@@ -54,23 +58,87 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """A damaged file (truncated, overwritten, not SQLite at all), not a busy or read-only one."""
+    text = str(exc).lower()
+    return getattr(exc, "sqlite_errorcode", None) in _CORRUPT or "malformed" in text or "not a database" in text
+
+
 class EmbeddingCache:
+    """Vectors by (embedding variant, content hash) in one SQLite file.
+
+    The cache is derived data, so a damaged file is never fatal: on "database disk image is
+    malformed" or "file is not a database" (a disk that filled up, a copy cut short) the file and its
+    WAL are moved aside, kept for inspection as ``<name>.corrupt-<time>``, a one-line warning names
+    both, and an empty cache takes its place; the run goes on and re-embeds what it needs."""
+
     def __init__(self, path: Path) -> None:
+        self.path = path
+        self.moved_aside: Path | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, dim INTEGER, vector BLOB,"
-            " PRIMARY KEY (model, hash))"
+        self._db: sqlite3.Connection | None = None
+        self._guarded(lambda: None)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(str(self.path), timeout=30)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, dim INTEGER, vector BLOB,"
+                    " PRIMARY KEY (model, hash))"
+                )
+            except sqlite3.Error:
+                db.close()
+                raise
+            self._db = db
+        return self._db
+
+    def _guarded(self, operation: Callable[[], T]) -> T:
+        """``operation`` on an open cache; once more on a fresh one if the file turns out damaged."""
+        try:
+            self._connection()
+            return operation()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            self._move_aside(exc)
+            self._connection()
+            return operation()
+
+    def _move_aside(self, exc: sqlite3.DatabaseError) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = None
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):  # a WAL left beside a new file would be replayed into it
+            try:
+                os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+            except FileNotFoundError:
+                pass
+        self.moved_aside = aside
+        print(
+            f"cg: warning: the embedding cache {self.path} is damaged ({exc});"
+            f" moved aside to {aside.name}, starting a new one",
+            file=sys.stderr,
         )
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return self._guarded(lambda: self._get_many(model, hashes))
+
+    def _get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            rows = self._db.execute(
+            rows = self._connection().execute(
                 f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
             )
             for h, blob in rows:
@@ -78,14 +146,19 @@ class EmbeddingCache:
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
-        self._db.executemany(
-            "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-            [(model, h, int(v.shape[0]), v.astype(np.float32).tobytes()) for h, v in items.items()],
-        )
-        self._db.commit()
+        rows = [(model, h, int(v.shape[0]), v.astype(np.float32).tobytes()) for h, v in items.items()]
+
+        def put() -> None:
+            db = self._connection()
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+            db.commit()
+
+        self._guarded(put)
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
 BACKENDS = ("torch", "onnx")

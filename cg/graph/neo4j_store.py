@@ -12,10 +12,11 @@ query-time analysis are the same code on both backends.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +40,34 @@ VECTOR_INDEXES = {
 _KINDS = {"rw": "a read and a write", "w": "a write", "s": "a schema change", "dbms": "a server command"}
 FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
 
+# A lost server must fail fast and in one line: the driver's defaults retry a transaction for 30 s,
+# logging a warning per attempt, and wait up to 60 s to acquire a connection. cg runs one command
+# against one server; a few seconds of retry still ride out a leader switch or a restart.
+CONNECT_SECONDS = 5.0
+ACQUIRE_SECONDS = 10.0
+RETRY_SECONDS = 5.0
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _server_lost(method: F) -> F:
+    """The server went away (stopped, killed, network gone) during ``method``: one StoreError line."""
+
+    @functools.wraps(method)
+    def run(self: Neo4jStore, *args: Any, **kwargs: Any) -> Any:
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        try:
+            return method(self, *args, **kwargs)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise _lost(self.uri, exc) from exc
+
+    return run  # type: ignore[return-value]
+
+
+def _lost(uri: str, exc: Exception) -> StoreError:
+    return StoreError(f"lost the connection to Neo4j at {uri} ({_first_line(exc)}); is the server running?")
+
 
 class Neo4jStore(CypherStore):
     backend = "neo4j"
@@ -52,12 +81,21 @@ class Neo4jStore(CypherStore):
         self._neo4j = neo4j
         self._tx: neo4j.Transaction | None = None  # the run's transaction, while one is open
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
+        # the driver logs each retry as a warning and each dropped connection as an error; the failure
+        # itself reaches the user as one StoreError line (or a Neo4jError), so its logs stay quiet
+        logging.getLogger("neo4j").setLevel(logging.CRITICAL)
         self.read_only = read_only
         self.database = settings.neo4j_database
         self.uri = settings.neo4j_uri
         auth = (settings.neo4j_username, settings.neo4j_password) if settings.neo4j_password else None
         try:
-            self._driver = neo4j.GraphDatabase.driver(self.uri, auth=auth)
+            self._driver = neo4j.GraphDatabase.driver(
+                self.uri,
+                auth=auth,
+                connection_timeout=CONNECT_SECONDS,
+                connection_acquisition_timeout=ACQUIRE_SECONDS,
+                max_transaction_retry_time=RETRY_SECONDS,
+            )
             self._driver.verify_connectivity()
         except ServiceUnavailable as exc:
             raise StoreError(f"cannot reach Neo4j at {self.uri} ({_first_line(exc)}); is the server running?") from exc
@@ -76,6 +114,7 @@ class Neo4jStore(CypherStore):
                 )
 
     # -- primitives ------------------------------------------------------------------------------
+    @_server_lost
     def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         if self._tx is not None:  # inside a run: read its own writes
             return [list(r.values()) for r in self._tx.run(query, params or {})]
@@ -84,12 +123,14 @@ class Neo4jStore(CypherStore):
         )
         return [list(r.values()) for r in records]
 
+    @_server_lost
     def _write(self, query: str, params: dict[str, Any] | None = None) -> None:
         if self._tx is not None:
             self._tx.run(query, params or {}).consume()
             return
         self._driver.execute_query(query, params or {}, database_=self.database)
 
+    @_server_lost
     def _write_all(self, statements: list[Statement]) -> None:
         if self._tx is not None:  # already all or nothing: the run's transaction
             for query, params in statements:
@@ -114,23 +155,31 @@ class Neo4jStore(CypherStore):
             raise StoreError("internal: index runs do not nest")
         if dimension is not None:
             self._create_indexes(dimension, replace_vectors=full)
-        with self._driver.session(database=self.database) as session:
-            tx = session.begin_transaction()
-            self._tx = tx
-            try:
-                if full:
-                    tx.run(_DELETE_GRAPH).consume()
-                if dimension is not None:
-                    self._write(q.SET_META, {"key": "dimension", "value": str(dimension)})
-                    self._write(q.SET_META, {"key": "schema", "value": SCHEMA_VERSION})
-                yield
-                tx.commit()
-            except BaseException:
-                if not tx.closed():
-                    tx.rollback()
-                raise
-            finally:
-                self._tx = None
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        try:
+            with self._driver.session(database=self.database) as session:
+                tx = session.begin_transaction()
+                self._tx = tx
+                try:
+                    if full:
+                        tx.run(_DELETE_GRAPH).consume()
+                    if dimension is not None:
+                        self._write(q.SET_META, {"key": "dimension", "value": str(dimension)})
+                        self._write(q.SET_META, {"key": "schema", "value": SCHEMA_VERSION})
+                    yield
+                    tx.commit()
+                except BaseException:
+                    if not tx.closed():
+                        try:
+                            tx.rollback()
+                        except (ServiceUnavailable, SessionExpired):
+                            pass  # the server is gone: it rolls the transaction back itself
+                    raise
+                finally:
+                    self._tx = None
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise _lost(self.uri, exc) from exc
 
     def _cast(self, dimension: int) -> str:
         return "{}"  # vectors are plain list properties
@@ -177,6 +226,7 @@ class Neo4jStore(CypherStore):
             )
         self._write("CALL db.awaitIndexes(300)")
 
+    @_server_lost
     def reset(self) -> None:
         with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
             session.run(f"{_GRAPH_NODES} CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS").consume()
@@ -205,6 +255,7 @@ class Neo4jStore(CypherStore):
         )
         return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
 
+    @_server_lost
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
     ) -> tuple[list[str], list[list[Any]]]:
@@ -234,7 +285,12 @@ class Neo4jStore(CypherStore):
         return columns, rows
 
     def close(self) -> None:
-        self._driver.close()
+        from neo4j.exceptions import DriverError
+
+        try:
+            self._driver.close()
+        except (DriverError, OSError):  # the server is already gone: nothing left to release
+            pass
 
 
 def _plain(value: Any) -> Any:

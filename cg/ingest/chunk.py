@@ -46,6 +46,7 @@ class Chunked:
     symbols: list[Symbol]
     embed_texts: list[str]  # one per symbol
     chunks: list[Chunk]
+    dropped: int = 0  # fragments and skeleton parts over the file's cap, not emitted
 
 
 CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum"})
@@ -156,8 +157,12 @@ def skeleton(cls: Symbol, members: list[Symbol], language: Language) -> str:
     return "\n".join(out)
 
 
-def chunk_file(ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCounter = approx_tokens) -> Chunked:
-    """Every retrieval unit of one file (see the module docstring)."""
+def chunk_file(
+    ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCounter = approx_tokens, max_chunks: int = 0
+) -> Chunked:
+    """Every retrieval unit of one file (see the module docstring). With ``max_chunks``, at most that
+    many fragments and skeleton parts, the first ones emitted (a generated file would otherwise yield thousands
+    to embed); every definition and the table of contents are kept whatever the cap."""
     by_id = {s.id: s for s in ex.symbols}
     children: dict[str, list[Symbol]] = {}
     for sym in ex.symbols:
@@ -184,8 +189,11 @@ def chunk_file(ex: FileExtraction, budget: int = DEFAULT_BUDGET, count: TokenCou
             continue
         embed_texts.append(whole)  # the embedding sees the head; fragments cover the rest
         chunks.extend(_fragments(sym, budget, count, language))
+    dropped = max(0, len(chunks) - max_chunks) if max_chunks else 0
+    if dropped:
+        chunks = chunks[:max_chunks]
     chunks.append(toc_chunk(ex))
-    return Chunked(symbols, embed_texts, chunks)
+    return Chunked(symbols, embed_texts, chunks, dropped)
 
 
 def _fragments(sym: Symbol, budget: int, count: TokenCounter, language: Language) -> list[Chunk]:

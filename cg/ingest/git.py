@@ -5,14 +5,21 @@ Everything goes through the ``git`` command line (no library): it is on every ma
 repository, and a tree outside git simply has no history (content hashes still drive freshness).
 Failures are never fatal to an index run: no git, no repository or a shallow clone just mean fewer
 facts, and the caller reports them.
+
+A repository's file names are untrusted text: every listing is read NUL-separated (``-z``), the
+paths in patch headers (which git C-quotes) are unquoted, and a revision from the user is passed
+after ``--end-of-options`` and refused when it starts with ``-``, so no name or revision is ever
+read as an option (``--since=--output=FILE`` must not make git write FILE).
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from cg.errors import CgError
 
@@ -38,12 +45,23 @@ class CommitInfo:
         return self.sha[:10]
 
 
+def _command(repo: Path, *args: str) -> list[str]:
+    """A git command line for ``repo``: no pager, and paths in patch headers always C-quoted the same
+    way (``unquote_path`` reads them back)."""
+    return ["git", "-C", str(repo), "-c", "core.quotePath=true", "--no-pager", *args]
+
+
+def checked_revision(rev: str) -> str:
+    """``rev`` when it can only be read as a revision; a GitError for one that looks like an option."""
+    if not rev or rev.startswith("-") or "\0" in rev or "\n" in rev:
+        raise GitError(f"not a revision: {rev!r} (a revision cannot start with '-' or be empty)")
+    return rev
+
+
 def _git(repo: Path, *args: str, strict: bool = False) -> str | None:
     """stdout of a git command; None when it fails, or a GitError with ``strict``."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, text=True, errors="replace", timeout=300
-        )
+        done = subprocess.run(_command(repo, *args), capture_output=True, text=True, errors="replace", timeout=300)
     except (OSError, subprocess.TimeoutExpired) as exc:
         if strict:
             raise GitError(f"cannot run git: {exc}") from exc
@@ -70,13 +88,18 @@ def head(repo: Path) -> str:
 def changed_since(repo: Path, rev: str) -> set[str]:
     """Paths that differ between ``rev`` and the working tree (committed, staged or not), plus new
     untracked files: everything an index of ``rev`` could be missing."""
-    diff = _git(repo, "diff", "--name-only", "--relative", "--no-renames", rev, "--", ".", strict=True) or ""
-    untracked = _git(repo, "ls-files", "--others", "--exclude-standard") or ""
-    return {line for line in (diff + untracked).splitlines() if line}
+    rev = checked_revision(rev)
+    diff = _git(
+        repo, "diff", "-z", "--name-only", "--relative", "--no-renames", "--end-of-options", rev, "--", ".", strict=True
+    )
+    untracked = _git(repo, "ls-files", "-z", "--others", "--exclude-standard") or ""
+    return {name for name in ((diff or "") + untracked).split("\0") if name}
 
 
 def commits_since(repo: Path, rev: str) -> int:
-    out = _git(repo, "rev-list", "--count", f"{rev}..HEAD")
+    if not rev or rev.startswith("-"):
+        return 0
+    out = _git(repo, "rev-list", "--count", "--end-of-options", f"{rev}..HEAD")
     return int(out.strip()) if out and out.strip().isdigit() else 0
 
 
@@ -87,35 +110,27 @@ def last_commit_times(repo: Path, paths: set[str], max_commits: int = 20000) -> 
         return {}
     try:
         proc = subprocess.Popen(
-            [
-                "git",
-                "-C",
-                str(repo),
+            _command(
+                repo,
                 "log",
-                "--format=%x00%ct",
+                "-z",
+                "--format=%x01cg-time:%ct",
                 "--name-only",
                 "--relative",
                 "--no-renames",
-                "-n",
-                str(max_commits),
-            ],
+                f"-n{max_commits}",
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
         )
     except OSError:
         return {}
     found: dict[str, int] = {}
-    when = 0
     assert proc.stdout is not None
     try:
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            if line.startswith("\0"):
-                when = int(line[1:] or 0)
-            elif line and line in paths and line not in found:
-                found[line] = when
+        for when, name in _dated_names(proc.stdout):
+            if name in paths and name not in found:
+                found[name] = when
                 if len(found) == len(paths):
                     break
     finally:
@@ -123,6 +138,54 @@ def last_commit_times(repo: Path, paths: set[str], max_commits: int = 20000) -> 
         proc.kill()
         proc.wait()
     return found
+
+
+_TIME = "\x01cg-time:"
+
+
+def _dated_names(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
+    """(commit time, path) from ``git log -z --format=%x01cg-time:%ct --name-only``: NUL-separated fields,
+    where each commit's header is followed by a newline before its first name."""
+    when, first, pending = 0, False, b""
+    for block in iter(lambda: stream.read(1 << 16), b""):
+        fields = (pending + block).split(b"\0")
+        pending = fields.pop()
+        for raw in fields:
+            text = raw.decode("utf-8", "surrogateescape")
+            if text.startswith(_TIME):
+                when, first = int(text[len(_TIME) :] or 0), True
+                continue
+            if first and text.startswith("\n"):
+                text = text[1:]
+            first = False
+            if text:
+                yield when, text
+
+
+_QUOTED = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote_path(name: str) -> str:
+    """A path as git prints it in a patch header: C-quoted (``"b/r\\303\\251essai.py"``) when it holds a
+    quote, a backslash, a control or a non-ASCII byte, with a tab after it when it holds a space."""
+    name = name.removesuffix("\t")
+    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
+        return name
+    out, body, i = bytearray(), name[1:-1], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "01234567" and i + 3 < len(body) and all(c in "01234567" for c in body[i + 1 : i + 4]):
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_QUOTED.get(nxt, ord(nxt) if nxt.isascii() else 63))
+            i += 2
+            continue
+        out.extend(ch.encode("utf-8", "surrogateescape"))
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -144,6 +207,7 @@ def recent_commits(repo: Path, limit: int) -> list[CommitInfo]:
         "-p",
         "-U0",
         "--no-ext-diff",
+        "--no-textconv",
         f"--format={_MARK}%H%x1f%an%x1f%ct%x1f%B%x1e",
     )
     if not out:
@@ -158,9 +222,9 @@ def recent_commits(repo: Path, limit: int) -> list[CommitInfo]:
         minus = ""
         for line in patch.splitlines():
             if line.startswith("--- "):
-                minus = line[4:]
+                minus = unquote_path(line[4:])
             elif line.startswith("+++ "):
-                target = line[4:]
+                target = unquote_path(line[4:])
                 if target == "/dev/null":
                     current = None
                     if minus.startswith("a/"):
@@ -188,15 +252,19 @@ def recent_commits(repo: Path, limit: int) -> list[CommitInfo]:
     return commits
 
 
+_OBJECT = re.compile(rb"[0-9a-f]{40,64} (\w+) (\d+)\n")
+
+
 def blobs_at(repo: Path, specs: list[str]) -> dict[str, bytes | None]:
     """``rev:path`` -> the content at that revision (None where it does not exist), in one
-    ``git cat-file --batch`` process."""
+    ``git cat-file --batch -z`` process (NUL-separated, so a path may hold a newline)."""
     if not specs:
         return {}
+    wanted = [s.encode("utf-8", "surrogateescape") for s in specs]
     try:
         done = subprocess.run(
-            ["git", "-C", str(repo), "cat-file", "--batch"],
-            input="".join(f"{s}\n" for s in specs).encode(),
+            _command(repo, "cat-file", "--batch", "-z"),
+            input=b"".join(w + b"\0" for w in wanted),
             capture_output=True,
             timeout=300,
         )
@@ -204,14 +272,18 @@ def blobs_at(repo: Path, specs: list[str]) -> dict[str, bytes | None]:
         return {}
     data, pos = done.stdout, 0
     out: dict[str, bytes | None] = {}
-    for spec in specs:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].decode(errors="replace").split()
-        pos = end + 1
-        if len(header) == 3 and header[1] == "blob":
-            size = int(header[2])
-            out[spec] = data[pos : pos + size]
+    for spec, raw in zip(specs, wanted, strict=True):
+        found = _OBJECT.match(data, pos)
+        if found:  # "<sha> <type> <size>", the content, a newline
+            pos = found.end()
+            size = int(found.group(2))
+            out[spec] = data[pos : pos + size] if found.group(1) == b"blob" else None
             pos += size + 1
-        else:
+        else:  # "<spec> missing" (or ambiguous): the spec is echoed as given, newlines and all
+            if not data.startswith(raw, pos):
+                break  # not what git answers: give up on the rest rather than misread it
+            pos = data.index(b"\n", pos + len(raw)) + 1
             out[spec] = None
+    for spec in specs:
+        out.setdefault(spec, None)
     return out

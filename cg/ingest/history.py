@@ -60,7 +60,11 @@ def read_history(
             if data is None or extractor is None:
                 continue
             record = FileRecord(path, language, "source", "", 0, file_module(language, path))
-            for sym in extractor.extract(record, data).symbols:
+            try:
+                symbols = extractor.extract(record, data).symbols
+            except Exception:  # noqa: BLE001 - an old version nested too deep: the file's touch is kept
+                continue
+            for sym in symbols:
                 if sym.kind != "module" and any(a <= sym.end_line and b >= sym.start_line for a, b in ranges):
                     touches.append((path, sym.id))
         commit = CommitRecord(

@@ -83,6 +83,8 @@ class IndexSummary:
     not_utf8: list[str] = field(default_factory=list)
     too_large: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "path: stage: reason": indexed as an empty file
+    capped: list[str] = field(default_factory=list)  # "path: N call sites, kept M" / "... chunks ..."
     other_files: int = 0
     ignored: int = 0
     resolver: str = "name"
@@ -139,22 +141,46 @@ def extract_repository(
     """Walk and parse: plain records for every code file (no parse tree survives its file)."""
     report = WalkReport()
     sources = [s for s in walk(settings.repo, report, settings.max_file_bytes) if extractor_for(s.language)]
-    return _extract(sources, {}, progress or _Silent(), summary), report
+    return _extract(sources, {}, progress or _Silent(), summary, settings.max_calls_per_file), report
 
 
 def _extract(
-    sources: list, committed: dict[str, int], progress: Progress, summary: IndexSummary | None
+    sources: list, committed: dict[str, int], progress: Progress, summary: IndexSummary | None, max_calls: int = 0
 ) -> list[FileExtraction]:
     extractions: list[FileExtraction] = []
     with progress.stage("parse", len(sources)) as advance:
         for source in sources:
-            extractor = extractor_for(source.language)
-            ex = extractor.extract(_record(source, source.data, committed.get(source.path, 0)), source.data)
+            record = _record(source, source.data, committed.get(source.path, 0))
+            ex, failure = safe_extract(record, source.data)
+            if failure and summary is not None:
+                summary.failed.append(f"{source.path}: parse: {failure}")
             if ex.warnings and summary is not None:
                 summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
+            if max_calls and len(ex.calls) > max_calls:
+                if summary is not None:
+                    summary.capped.append(f"{source.path}: {len(ex.calls)} call sites, kept the first {max_calls}")
+                ex = replace(ex, calls=ex.calls[:max_calls])
             extractions.append(ex)
             advance(1)
     return extractions
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line for a file that broke a stage: what broke, in words a user can act on."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to analyse (RecursionError)"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}"
+
+
+def safe_extract(record: FileRecord, data: bytes) -> tuple[FileExtraction, str]:
+    """The file's records and "" or, when the extractor fails on it, the records of an empty file of
+    the same path (it stays in the index, with no definitions) and the reason: one bad file never
+    stops a run. RecursionError is the usual one: generated or hostile code nested thousands deep."""
+    extractor = extractor_for(record.language)
+    try:
+        return extractor.extract(record, data), ""
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops a run; the summary names it
+        return replace(extractor.extract(record, b""), file=record), failure_reason(exc)
 
 
 def resolve_extractions(
@@ -216,7 +242,12 @@ def resolve_files(
     out: dict[str, Resolution] = {}
     for ex in chosen:
         chosen_resolver = resolver if resolved_by_python(ex.file.language) or generic is None else generic
-        out[ex.file.path] = Resolution(*chosen_resolver.edges(ex))
+        try:
+            out[ex.file.path] = Resolution(*chosen_resolver.edges(ex))
+        except Exception as exc:  # noqa: BLE001 - as in safe_extract: reported, the run goes on
+            out[ex.file.path] = Resolution([], [])  # its definitions stay; its own edges are lost
+            if summary is not None:
+                summary.failed.append(f"{ex.file.path}: resolve: {failure_reason(exc)}")
     return out
 
 
@@ -246,6 +277,11 @@ def index_repository(
     summary.seconds["resolve"] = clock.lap() - summary.seconds.get("jedi", 0.0)
 
     embedded = embed(planned, parsed, embedder, store, progress)
+    summary.capped.extend(
+        f"{ex.file.path}: {len(unit.chunks) - 1 + unit.dropped} chunks, kept the first {len(unit.chunks) - 1}"
+        for ex, unit in embedded.chunked
+        if unit.dropped
+    )
     summary.embedded, summary.embed_cached = embedded.embedded, embedded.cached
     summary.seconds["model"] = embedded.model_seconds
     summary.seconds["embed"] = clock.lap() - embedded.model_seconds
@@ -329,6 +365,8 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
     saved = None if full else load_state(spath)
     if since is not None and not git_head:
         raise git.GitError("--since needs a git repository")
+    if since is not None:
+        git.checked_revision(since)  # before anything runs: an option-like revision is refused in one line
     trusted = saved is not None and freshness.trusted(saved, fp, store, embedding)
     state = saved if saved is not None and trusted else IndexState(fingerprint=fp, settings=shaping)
     report = WalkReport()
@@ -370,7 +408,10 @@ def parse(planned: Plan, progress: Progress, summary: IndexSummary) -> Parsed:
     """Parse the changed code files; every other code file's records come from the saved state (with
     its new commit time when only that changed)."""
     code = [s for s in planned.changed if extractor_for(s.language)]
-    fresh = {ex.file.path: ex for ex in _extract(code, planned.committed, progress, summary)}
+    fresh = {
+        ex.file.path: ex
+        for ex in _extract(code, planned.committed, progress, summary, planned.settings.max_calls_per_file)
+    }
     saved, retimed = planned.state.files, set(planned.retimed)
     extractions: dict[str, FileExtraction] = {}
     for path in sorted(planned.present):
@@ -446,7 +487,9 @@ def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphWriter,
     counter = embedder.token_counter() if rewrite else approx_tokens
     model_seconds = time.perf_counter() - loading
     chunked = [
-        (ex, chunk_file(ex, settings.chunk_tokens, counter)) for p in rewrite if (ex := parsed.extractions.get(p))
+        (ex, chunk_file(ex, settings.chunk_tokens, counter, settings.max_chunks_per_file))
+        for p in rewrite
+        if (ex := parsed.extractions.get(p))
     ]
     sections = {s.path: split_document(s.path, s.data.decode("utf-8"), s.language) for s in planned.documents}
     history = read_history(settings.repo, settings.history_commits, planned.git_head, planned.saved, extractor_for)

@@ -72,6 +72,8 @@ def index_settings(settings: Settings, embedding: str = "") -> dict[str, str]:
         or embedding_key(settings.model, settings.embed_backend, settings.embed_precision, settings.embed_max_tokens),
         "embed_docstrings": str(settings.embed_docstrings),
         "max_file_bytes": str(settings.max_file_bytes),
+        "max_calls_per_file": str(settings.max_calls_per_file),
+        "max_chunks_per_file": str(settings.max_chunks_per_file),
         "history_commits": str(settings.history_commits),
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from cg.embed import DEFAULT_MODEL, Embedder, EmbeddingCache, EmbeddingError, resolve_model_path
+from tests.conftest import cg_command
 
 
 def test_default_model_resolves_inside_site_packages():
@@ -240,3 +242,77 @@ def test_fusion_is_a_checked_setting(tmp_path: Path):
     (tmp_path / "cg.toml").write_text('fusion = "borda"\n')
     with pytest.raises(ConfigError, match="unknown fusion 'borda'"):
         load_settings(tmp_path)
+
+
+def _filled_cache(path: Path, count: int = 400) -> dict[str, np.ndarray]:
+    vectors = {f"{i:064x}": np.full(384, i, np.float32) for i in range(count)}
+    cache = EmbeddingCache(path)
+    cache.put_many("minilm", vectors)
+    cache.close()
+    return vectors
+
+
+@pytest.mark.parametrize("damage", ["truncated", "overwritten"])
+def test_a_damaged_cache_is_named_moved_aside_and_rebuilt(tmp_path: Path, damage: str, capsys) -> None:
+    path = tmp_path / "embeddings.sqlite"
+    vectors = _filled_cache(path)
+    size = path.stat().st_size
+    if damage == "truncated":
+        with path.open("r+b") as handle:
+            handle.truncate(size // 3)
+    else:
+        path.write_bytes(b"invoices and coupons, not SQLite " * 200)
+    cache = EmbeddingCache(path)
+    assert cache.get_many("minilm", list(vectors)) == {}  # nothing trusted from the damaged file
+    cache.put_many("minilm", {"a" * 64: np.ones(384, np.float32)})
+    assert list(cache.get_many("minilm", ["a" * 64])) == ["a" * 64]
+    cache.close()
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith(f"cg: warning: the embedding cache {path} is damaged (")
+    assert cache.moved_aside is not None and cache.moved_aside.name in warning[0]
+    assert cache.moved_aside.exists() and cache.moved_aside.name.startswith("embeddings.sqlite.corrupt-")
+    assert EmbeddingCache(path).get_many("minilm", ["a" * 64])  # the new file is a sound cache
+
+
+def test_a_cache_that_is_only_busy_is_not_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "embeddings.sqlite"
+    _filled_cache(path, 3)
+    holder = sqlite3.connect(str(path), timeout=0)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        cache = EmbeddingCache(path)
+        cache._db = sqlite3.connect(str(path), timeout=0)  # no 30 s wait in a test
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            cache.put_many("minilm", {"b" * 64: np.ones(384, np.float32)})
+        assert cache.moved_aside is None and path.exists()
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def test_index_and_search_go_on_over_a_truncated_cache(tmp_path: Path) -> None:
+    repo = tmp_path / "shop"
+    (repo / "shop").mkdir(parents=True)
+    (repo / "shop" / "coupons.py").write_text(
+        '"""Coupons."""\n\n\ndef apply_coupon(total_cents: int, percent: int) -> int:\n'
+        '    """Take a percentage coupon off an invoice total."""\n    return total_cents * (100 - percent) // 100\n'
+    )
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    shared = Path.home() / ".cache" / "cg" / "onnx"
+    if shared.is_dir():  # the exported model: reused, so this test does not export it again
+        (cache_dir / "onnx").symlink_to(shared, target_is_directory=True)
+    env = {"CG_CACHE_DIR": str(cache_dir)}
+    cg_command("index", str(repo), env=env)
+    cache = cache_dir / "embeddings.sqlite"
+    with sqlite3.connect(str(cache)) as db:  # fold the WAL in, so that truncating the file loses pages
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with cache.open("r+b") as handle:
+        handle.truncate(cache.stat().st_size // 2)
+    result = cg_command("index", str(repo), "--full", env=env)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "embedding cache" in lines[0] and "moved aside to embeddings.sqlite.corrupt-" in lines[0]
+    assert "embeddings: 3 computed, 0 from cache" in result.stdout
+    assert [p.name for p in cache_dir.glob("embeddings.sqlite.corrupt-*")] != []
+    search = cg_command("search", "coupon percentage", "--repo", str(repo), env=env)
+    assert "apply_coupon" in search.stdout and search.stderr == ""

@@ -10,7 +10,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from cg.config import load_settings
+from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_files
+from cg.ingest.resolve.python import Resolver
 from cg.ingest.state import IndexState, load_state
+from cg.model import FileExtraction
 from tests.conftest import cg_command
 
 PAYMENTS = '''"""Card payments."""
@@ -99,3 +103,78 @@ def test_a_fifo_in_the_tree_is_skipped_not_waited_on(small_repo: Path) -> None:
     assert summary["symbols"] >= 3
     status = cg_command("status", "--repo", str(small_repo), "--json")
     assert msgspec.json.decode(status.stdout)["fresh"] is True
+
+
+def test_deep_trees_deep_nesting_and_non_ascii_names_never_stop_a_run(small_repo: Path) -> None:
+    """One bad file never stops a run: code nested thousands deep is reported and indexed without
+    definitions, and every other file, however deep or however named, is indexed normally."""
+    deep = small_repo / "billing" / Path(*[f"v{level}" for level in range(100)])
+    deep.mkdir(parents=True)
+    (deep / "ledger.py").write_text("def close_ledger(period: str) -> str:\n    return period\n")
+    nested = 3000
+    (small_repo / "billing" / "generated_rules.py").write_text(
+        "def discount(cents):\n    return cents\n\n\nRULE = " + "discount(" * nested + "1" + ")" * nested + "\n"
+    )
+    (small_repo / "gateway").mkdir()
+    (small_repo / "gateway" / "rules.go").write_text(
+        "package gateway\n\nfunc Fee(cents int) int { return cents }\n\n"
+        "func Total() int {\n\treturn " + "Fee(" * nested + "1" + ")" * nested + "\n}\n"
+    )
+    accented = small_repo / "billing" / "réessais"
+    accented.mkdir()
+    (accented / "planificateur_échéances.py").write_text(
+        "from billing.payments import retry_charge\n\n\ndef relancer_paiement(montant: int) -> bool:\n"
+        "    return retry_charge(montant)\n"
+    )
+    (small_repo / "billing" / "コード.py").write_text("def 請求書(金額: int) -> int:\n    return 金額\n")
+
+    summary = msgspec.json.decode(cg_command("index", str(small_repo), "--json").stdout)
+    reason = "nested too deeply to analyse (RecursionError)"
+    assert sorted(summary["failed"]) == [
+        f"billing/generated_rules.py: parse: {reason}",
+        f"gateway/rules.go: parse: {reason}",
+    ]
+    assert summary["files"] == 6  # the two that failed are there, without their definitions
+    names = {
+        row["name"]: row["path"]
+        for row in msgspec.json.decode(
+            cg_command(
+                "cypher", "MATCH (s:Symbol) RETURN s.name AS name, s.path AS path", "--json", cwd=small_repo
+            ).stdout
+        )
+    }
+    assert names["close_ledger"] == (deep / "ledger.py").relative_to(small_repo).as_posix()
+    assert names["relancer_paiement"] == "billing/réessais/planificateur_échéances.py"
+    assert names["請求書"] == "billing/コード.py"
+    assert {"charge_card", "retry_charge"} <= set(names) and "discount" not in names and "Fee" not in names
+    callers = cg_command("callers", "retry_charge", "--json", cwd=small_repo).stdout
+    assert "relancer_paiement" in callers
+
+    text = cg_command("index", str(small_repo), "--full").stdout
+    assert f"could not be analysed, indexed without definitions: 2 (billing/generated_rules.py: parse: {reason}" in text
+    strict = cg_command("index", str(small_repo), "--full", "--strict", check=False)
+    assert strict.returncode == 1 and "--strict: 2 file(s) were not fully indexed" in strict.stderr
+
+
+def test_a_resolver_failure_on_one_file_is_reported_and_the_others_resolve(
+    small_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (small_repo / "billing" / "invoices.py").write_text(
+        "from billing.payments import charge_card\n\n\ndef settle_invoice(cents: int) -> bool:\n"
+        "    return charge_card(cents)\n"
+    )
+    original = Resolver.edges
+
+    def edges(self: Resolver, ex: FileExtraction):
+        if ex.file.path == "billing/invoices.py":
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(self, ex)
+
+    monkeypatch.setattr(Resolver, "edges", edges)
+    settings = load_settings(small_repo, resolver="name")
+    summary = IndexSummary(str(small_repo), "kuzu")
+    extractions, _ = extract_repository(settings, summary=summary)
+    resolved = resolve_files(settings, extractions, None, summary=summary)
+    assert summary.failed == ["billing/invoices.py: resolve: nested too deeply to analyse (RecursionError)"]
+    assert resolved["billing/invoices.py"].edges == []
+    assert any(e.dst.endswith("charge_card") for e in resolved["billing/payments.py"].edges)

@@ -9,16 +9,30 @@ takes over). It is slow per site, so files are spread over worker processes, eac
 ``jedi.Project`` (its parse and inference caches are shared by every file that worker sees), and
 each file has a time budget: a file over budget keeps the answers it got, the rest of its sites
 fall back to name resolution, and the run summary names it.
+
+Workers never outlive the run. Each asks the kernel for SIGKILL when its parent dies
+(``PR_SET_PDEATHSIG`` on Linux) and runs a watchdog thread that exits once its parent is gone (the
+parent id changes on re-parenting; this covers other systems and a parent that died before the
+worker's first instruction). In the parent, an exception or SIGINT stops the workers at once
+instead of waiting for the queued files, and SIGTERM stops them before the process dies of it as it
+would have. With the workers gone, multiprocessing's resource tracker reads end-of-file on its pipe
+and exits too.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import signal
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -107,29 +121,36 @@ def _own_cache_directory(default: str) -> str:
     return _CACHE_SLOT
 
 
-def _die_with(parent: int) -> None:
-    """Ask the kernel to kill this worker when the process that started it dies, however it dies
-    (SIGKILL included): an orphaned worker would otherwise wait on its task queue forever, and keep
-    multiprocessing's resource tracker alive with it. Linux only (prctl PR_SET_PDEATHSIG); the
-    parent may already be gone by the time this runs, hence the check after it."""
-    if sys.platform != "linux":
-        return
-    import ctypes
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_WATCHDOG_SECONDS = 0.5
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
+
+def die_with_parent(parent: int) -> None:
+    """Make this worker process end when ``parent`` does: the kernel's parent-death signal where
+    there is one, and a watchdog thread polling the parent id everywhere."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still covers it, half a second later
+    if os.getppid() != parent:  # the parent died before the signal was asked for
         os._exit(1)
 
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_WATCHDOG_SECONDS)
+        os._exit(1)
 
-def _worker_start(root: str, parent: int) -> None:
-    _die_with(parent)
-    _init_worker(root)
+    threading.Thread(target=watch, name="cg-parent-watchdog", daemon=True).start()
 
 
-def _init_worker(root: str) -> None:
+def _init_worker(root: str, parent: int | None = None) -> None:
     global _PROJECT, _ENVIRONMENT, _ROOT
     import jedi
+
+    if parent is not None:
+        die_with_parent(parent)
 
     jedi.settings.cache_directory = _own_cache_directory(jedi.settings.cache_directory)
 
@@ -269,12 +290,58 @@ def run_jedi(
         return results
     report.workers = count
     context = get_context("spawn")  # no fork of a process that may hold torch or a database
-    with ProcessPoolExecutor(
-        max_workers=count, mp_context=context, initializer=_worker_start, initargs=(str(root), os.getpid())
-    ) as pool:
-        _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress)
+    pool = ProcessPoolExecutor(
+        max_workers=count, mp_context=context, initializer=_init_worker, initargs=(str(root), os.getpid())
+    )
+    try:
+        with _stop_on_sigterm(pool):
+            _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress)
+    except BrokenProcessPool:  # a worker died (out of memory, a crash in a C extension): names take over
+        stop_workers(pool)
+        report.failed.extend(
+            f"{t[0]}: a jedi worker died; resolved by name" for t in tasks if t[0] not in results.answers
+        )
+    except BaseException:
+        stop_workers(pool)
+        raise
+    pool.shutdown()
     report.seconds = time.perf_counter() - started
     return results
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers now and drop the queued files (``shutdown`` alone would wait for them).
+    The worker table is private in Python 3.11 (3.14 has ``terminate_workers``)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.join(timeout=5)
+
+
+@contextmanager
+def _stop_on_sigterm(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """While the pool runs, SIGTERM first kills its workers, then ends this process by the signal's
+    previous disposition (by default: dies of SIGTERM, as it would have without a pool)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler; the workers' watchdogs still cover a kill
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum, frame) -> None:
+        stop_workers(pool)
+        signal.signal(signal.SIGTERM, previous)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            signal.raise_signal(signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _collect(results: JediResults, outcomes, progress) -> None:
