@@ -151,10 +151,15 @@ def _summary_text(s) -> str:
         ("not UTF-8, skipped", s.not_utf8),
         ("too large, skipped", s.too_large),
         ("unreadable, skipped", s.unreadable),
+        ("secret-bearing (keys, credentials), skipped", s.secret_files),
     ):
         if items:
             shown = "; ".join(items[:5]) + (f"; and {len(items) - 5} more" if len(items) > 5 else "")
             lines.append(f"{label}: {len(items)} ({shown})")
+    if s.secrets_redacted:
+        where = [*s.redacted_files, *(f"commit {c}" for c in s.redacted_commits)]
+        shown = "; ".join(where[:5]) + (f"; and {len(where) - 5} more" if len(where) > 5 else "")
+        lines.append(f"secrets redacted before storing: {s.secrets_redacted} ({shown})")
     if s.removed_files and s.mode == "full":
         lines.append(f"removed {s.removed_files} files that no longer exist")
     return "\n".join(lines)
