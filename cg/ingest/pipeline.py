@@ -675,6 +675,7 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
             summary.calls_external += 1
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8
     summary.too_large, summary.unreadable = report.too_large, report.unreadable
+    summary.secret_files = report.secret_files
     summary.other_files, summary.ignored = report.other_text, report.ignored
 
 
