@@ -198,6 +198,10 @@ _KEYWORD_FILE_TYPES = {
     "dockerfile": "CONFIG",
 }
 
+# A keyword value that is the name of an environment variable, not a secret (ours, beside detect-secrets'
+# filters: config files name the variable a secret is read from).
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
 Span = tuple[int, int, str]  # start, end, the detector's name for the secret
 
 
@@ -278,6 +282,7 @@ class Redactor:
                 and not self._not_a_secret(value)
                 and not h.is_likely_id_string(value, line)
                 and not h.is_indirect_reference(line)  # secret = vault.read("db"): no value on this line
+                and not _ENV_NAME.fullmatch(value)  # "secretEnv": "STRIPE_WEBHOOK_SECRET" names where it lives
             ):
                 yield offset + match.start(group), offset + match.end(group), self._keyword.secret_type
             return  # detect-secrets takes the first pattern that matches a line

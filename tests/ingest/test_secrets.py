@@ -371,6 +371,7 @@ def test_detected_forms(language: str, line: str, secret: str) -> None:
         ("python", 'BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"'),
         ("python", 'secret_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"'),  # a uuid
         ("python", "def refund(invoice, password_policy):"),
+        ("", '"stripeWebhookSecretEnv": "STRIPE_WEBHOOK_SECRET"'),  # names the variable that holds it
     ],
 )
 def test_not_secrets(language: str, line: str) -> None:
