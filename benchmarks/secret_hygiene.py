@@ -159,7 +159,7 @@ def main() -> None:
     lines += ["", "What the redactor masks (by detector; the lines it changed):", ""]
     for label, d in found.items():
         lines += [f"- {label}: {dict(d['kinds']) or 'nothing'}" + (f"; {', '.join(d['kept'])}" if d["kept"] else "")]
-    lines += ["", "What the high-entropy detectors would flag, by kind of file (none is a credential):", ""]
+    lines += ["", "What the high-entropy detectors would flag, by kind of file (the first few, to judge):", ""]
     for label, d in found.items():
         kinds = Counter("test" if "test" in item.split(":")[0] else "source/docs" for item in d["left_out"])
         shown = "; ".join(d["left_out"][:4])
