@@ -153,10 +153,15 @@ def _summary_text(s) -> str:
         ("unreadable, skipped", s.unreadable),
         ("could not be analysed, indexed without definitions", s.failed),
         ("over the per-file caps (max_calls_per_file, max_chunks_per_file)", s.capped),
+        ("secret-bearing (keys, credentials), skipped", s.secret_files),
     ):
         if items:
             shown = "; ".join(items[:5]) + (f"; and {len(items) - 5} more" if len(items) > 5 else "")
             lines.append(f"{label}: {len(items)} ({shown})")
+    if s.secrets_redacted:
+        where = [*s.redacted_files, *(f"commit {c}" for c in s.redacted_commits)]
+        shown = "; ".join(where[:5]) + (f"; and {len(where) - 5} more" if len(where) > 5 else "")
+        lines.append(f"secrets redacted before storing: {s.secrets_redacted} ({shown})")
     if s.removed_files and s.mode == "full":
         lines.append(f"removed {s.removed_files} files that no longer exist")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from cg.graph.store import GraphWriter
 from cg.ingest import git
 from cg.ingest.languages import Extractor
 from cg.ingest.languages.registry import file_module
+from cg.ingest.secrets import redactor
 from cg.ingest.state import IndexState
 from cg.ingest.walk import language_for
 from cg.lexical import analyze_text
@@ -28,6 +29,7 @@ class History:
     commits: dict[str, CommitRecord] = field(default_factory=dict)  # the window, newest first
     new: list[CommitRecord] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)  # short sha -> secrets masked in its message
 
 
 def read_history(
@@ -47,6 +49,7 @@ def read_history(
     blobs = git.blobs_at(repo, specs)
     commits: dict[str, CommitRecord] = {}
     new: list[CommitRecord] = []
+    redacted: dict[str, int] = {}
     for info in infos:
         if info.sha in known:
             commits[info.sha] = known[info.sha]
@@ -67,20 +70,24 @@ def read_history(
             for sym in symbols:
                 if sym.kind != "module" and any(a <= sym.end_line and b >= sym.start_line for a, b in ranges):
                     touches.append((path, sym.id))
+        # a message is stored, embedded and full-text indexed: its secrets are masked first, here only
+        message, subject = redactor().redact(info.message), redactor().redact(info.subject)
+        if message.count or subject.count:
+            redacted[info.short] = max(message.count, subject.count)
         commit = CommitRecord(
             id=info.sha,
             short=info.short,
             author=info.author,
             committed_at=info.committed_at,
-            subject=info.subject,
-            message=info.message,
-            search_text=analyze_text(info.message),
+            subject=subject.text,
+            message=message.text,
+            search_text=analyze_text(message.text),
             touches=tuple(touches),
         )
         commits[info.sha] = commit
         new.append(commit)
     gone = sorted(set(known) - set(commits)) if saved is not None else []
-    return History(commits, new, gone)
+    return History(commits, new, gone, redacted)
 
 
 def write_history(store: GraphWriter, history: History, vectors: np.ndarray, rewritten: set[str], full: bool) -> None:

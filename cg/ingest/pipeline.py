@@ -32,6 +32,7 @@ from cg.ingest.languages.registry import file_module, languages_of_kind, resolve
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.python import Resolver, property_names
+from cg.ingest.secrets import redactor
 from cg.ingest.state import (
     FileState,
     IndexState,
@@ -85,6 +86,9 @@ class IndexSummary:
     unreadable: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "path: stage: reason": indexed as an empty file
     capped: list[str] = field(default_factory=list)  # "path: N call sites, kept M" / "... chunks ..."
+    secret_files: list[str] = field(default_factory=list)  # private keys, credentials: skipped unread
+    redacted_files: dict[str, int] = field(default_factory=dict)  # path -> secrets masked (this run)
+    redacted_commits: dict[str, int] = field(default_factory=dict)  # short sha -> secrets masked (this run)
     other_files: int = 0
     ignored: int = 0
     resolver: str = "name"
@@ -104,9 +108,15 @@ class IndexSummary:
         total = self.calls_in_repo + self.calls_external + self.calls_unresolved
         return (self.calls_in_repo + self.calls_external) / total if total else 1.0
 
+    @property
+    def secrets_redacted(self) -> int:
+        """Secrets masked in the files and commit messages this run stored."""
+        return sum(self.redacted_files.values()) + sum(self.redacted_commits.values())
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["resolved_share"] = round(self.resolved_share, 4)
+        data["secrets_redacted"] = self.secrets_redacted
         return data
 
 
@@ -268,6 +278,7 @@ def index_repository(
     planned = plan(settings, store, embedder.cache_key, full, since)
     summary.mode, summary.added = planned.mode, planned.added
     summary.changed, summary.removed_files = len(planned.changed) - planned.added, len(planned.removed)
+    summary.redacted_files = planned.redacted
 
     parsed = parse(planned, progress, summary)
     summary.seconds["parse"] = clock.lap()  # with the plan: walking and hashing the tree
@@ -292,6 +303,7 @@ def index_repository(
 
     _totals(summary, written.files, planned.report)
     summary.commits, summary.commits_new = len(embedded.history.commits), len(embedded.history.new)
+    summary.redacted_commits = embedded.history.redacted
     summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return summary
 
@@ -328,6 +340,7 @@ class Plan:
     removed: list[str]  # in the index, gone from the tree
     retimed: list[str]  # the same content, another newest commit
     committed: dict[str, int]  # path -> time of the newest commit touching it
+    redacted: dict[str, int]  # path -> secrets masked in the changed files' text
 
     @property
     def mode(self) -> str:
@@ -376,7 +389,10 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
     present = on_disk if only is None else (set(state.files) - only) | on_disk  # --since: the rest as it was
     committed = git.last_commit_times(repo, present) if git_head else {}
     stored = set(state.files) if trusted else set(store.file_shas())
-    changed = [s for s in sources if s.path not in state.files or state.files[s.path].sha != s.blob_sha]
+    new_content = [s for s in sources if s.path not in state.files or state.files[s.path].sha != s.blob_sha]
+    changed, redacted = _redact(new_content)
+    masked = {s.path: s for s in changed}
+    sources = [masked.get(s.path, s) for s in sources]
     unchanged = present - {s.path for s in changed}
     retimed = sorted(p for p in unchanged if p in state.files and state.files[p].committed_at != committed.get(p, 0))
     return Plan(
@@ -395,7 +411,24 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
         sorted(stored - present),
         retimed,
         committed,
+        redacted,
     )
+
+
+def _redact(sources: list[SourceFile]) -> tuple[list[SourceFile], dict[str, int]]:
+    """The one place a file's text is scrubbed: every changed file (the only text a run stores,
+    embeds or full-text indexes) with its secrets masked in place (cg/ingest/secrets.py), and how
+    many were masked per path. Its blob sha stays the sha of the file on disk."""
+    scrub = redactor()
+    out: list[SourceFile] = []
+    found: dict[str, int] = {}
+    for source in sources:
+        redacted = scrub.redact(source.data.decode("utf-8"), source.language)
+        if redacted.count:
+            found[source.path] = redacted.count
+            source = replace(source, data=redacted.text.encode("utf-8"))
+        out.append(source)
+    return out, found
 
 
 @dataclass(frozen=True)
@@ -685,6 +718,7 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
             summary.calls_external += 1
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8
     summary.too_large, summary.unreadable = report.too_large, report.unreadable
+    summary.secret_files = report.secret_files
     summary.other_files, summary.ignored = report.other_text, report.ignored
 
 

@@ -1,5 +1,6 @@
-"""Which files to index: .gitignore/.cgignore-aware, vendor folders skipped, binary and
-non-UTF-8 files counted and reported instead of crashing the run."""
+"""Which files to index: .gitignore/.cgignore-aware, vendor folders skipped, secret-bearing files
+skipped unread (by name) or unused (by content, cg/ingest/secrets.py), binary and non-UTF-8 files
+counted and reported instead of crashing the run."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from cg.ingest.languages.registry import (
     language_of_file,
     language_of_interpreter,
 )
+from cg.ingest.secrets import secret_by_content, secret_by_name
 
 DEFAULT_SKIP_DIRS = frozenset(
     {
@@ -52,11 +54,8 @@ class SourceFile:
     path: str  # repo-relative, forward slashes
     abspath: Path
     language: str
-    data: bytes
-
-    @property
-    def blob_sha(self) -> str:
-        return git_blob_sha(self.data)
+    data: bytes  # the text the index keeps: the file's, with its secrets masked once a run redacts it
+    blob_sha: str  # git's sha of the file on disk, never of the redacted text
 
 
 @dataclass
@@ -70,6 +69,7 @@ class WalkReport:
     not_utf8: list[str] = field(default_factory=list)
     too_large: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    secret_files: list[str] = field(default_factory=list)  # private keys, credentials: skipped whole
 
 
 def git_blob_sha(data: bytes) -> str:
@@ -136,13 +136,16 @@ def walk(
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
     def ignored(path: Path, is_dir: bool) -> bool:
-        for base, spec in specs:
+        # as git does: the deepest ignore file with a pattern matching the path decides, so a nested
+        # `!pattern` brings back what a parent folder's file leaves out
+        for base, spec in reversed(specs):
             try:
                 rel = path.relative_to(base).as_posix()
             except ValueError:
                 continue
-            if spec.match_file(rel + "/" if is_dir else rel):
-                return True
+            decided = spec.check_file(rel + "/" if is_dir else rel).include
+            if decided is not None:
+                return decided
         return False
 
     for dirpath, dirnames, filenames in os.walk(root):
@@ -168,14 +171,20 @@ def walk(
             if skipped or ignored(abspath, False) or abspath.is_symlink():
                 report.ignored += 1
                 continue
+            if secret_by_name(rel):  # never opened
+                report.secret_files.append(rel)
+                continue
             source = _read(abspath, rel, report, max_bytes)
             if source is None:
+                continue
+            if secret_by_content(rel, source):
+                report.secret_files.append(rel)
                 continue
             language = detect_language(name, source)
             if language is None:
                 report.other_text += 1
                 continue
-            yield SourceFile(rel, abspath, language, source)
+            yield SourceFile(rel, abspath, language, source, git_blob_sha(source))
 
 
 def _read(abspath: Path, rel: str, report: WalkReport, max_bytes: int) -> bytes | None:
