@@ -161,14 +161,18 @@ class Index:
         items = load_questions(questions) if isinstance(questions, Path) else questions
         return evaluate(self.store, self.embedder, items, mode, ranking=self.ranking)
 
-    def index(self, full: bool = False, since: str | None = None, progress: Progress | None = None) -> IndexSummary:
+    def index(
+        self, full: bool = False, since: str | None = None, progress: Progress | None = None, wait: float = 0.0
+    ) -> IndexSummary:
         """Bring the index up to date with the working tree (everything anew with ``full``); needs a
-        session opened with ``read_only=False``."""
+        session opened with ``read_only=False``. The run holds the repository's write lease (a second
+        writer fails in one line, or waits up to ``wait`` seconds for it)."""
         from cg.ingest.pipeline import index_repository
 
-        if full:
-            self.store.reset()
-        return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
+        with self.store.lease(wait=wait):
+            if full:
+                self.store.reset()
+            return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
 
 
 @contextmanager

@@ -11,11 +11,13 @@ Both extensions ship with the kuzu 0.11.3 wheel and load offline.
 from __future__ import annotations
 
 import shutil
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from cg.config import repo_key_for
 from cg.graph.cypher import searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.store import SCHEMA_VERSION, StoreError
@@ -28,19 +30,21 @@ _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "C
 
 def _schema(dimension: int) -> list[str]:
     return [
-        "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
-        "CREATE NODE TABLE IF NOT EXISTS File(id STRING PRIMARY KEY, path STRING, language STRING, kind STRING,"
-        " blob_sha STRING, loc INT64, module STRING, committed_at INT64)",
-        "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, name STRING, qualname STRING, kind STRING,"
-        " path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
+        "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, repo STRING, value STRING)",
+        "CREATE NODE TABLE IF NOT EXISTS File(id STRING PRIMARY KEY, repo STRING, path STRING, language STRING,"
+        " kind STRING, blob_sha STRING, loc INT64, module STRING, committed_at INT64)",
+        "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, repo STRING, name STRING, qualname STRING,"
+        " kind STRING, path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
         f" header STRING, search_text STRING, parent_id STRING, language STRING, file_kind STRING,"
         f" blob_sha STRING, committed_at INT64, embedding FLOAT[{dimension}], doc_embedding FLOAT[{dimension}])",
-        "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, owner_id STRING, kind STRING, path STRING,"
-        f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
-        "CREATE NODE TABLE IF NOT EXISTS External(id STRING PRIMARY KEY, name STRING, resolved BOOLEAN)",
-        "CREATE NODE TABLE IF NOT EXISTS Doc(id STRING PRIMARY KEY, path STRING, title STRING, heading STRING,"
-        f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
-        "CREATE NODE TABLE IF NOT EXISTS Commit(id STRING PRIMARY KEY, short STRING, author STRING,"
+        "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, repo STRING, owner_id STRING, kind STRING,"
+        " path STRING, start_line INT64, end_line INT64, text STRING, search_text STRING,"
+        f" embedding FLOAT[{dimension}])",
+        "CREATE NODE TABLE IF NOT EXISTS External(id STRING PRIMARY KEY, repo STRING, name STRING, resolved BOOLEAN)",
+        "CREATE NODE TABLE IF NOT EXISTS Doc(id STRING PRIMARY KEY, repo STRING, path STRING, title STRING,"
+        " heading STRING, start_line INT64, end_line INT64, text STRING, search_text STRING,"
+        f" embedding FLOAT[{dimension}])",
+        "CREATE NODE TABLE IF NOT EXISTS Commit(id STRING PRIMARY KEY, repo STRING, short STRING, author STRING,"
         " committed_at INT64, subject STRING, message STRING, files INT64, search_text STRING,"
         f" embedding FLOAT[{dimension}])",
         "CREATE REL TABLE IF NOT EXISTS DEFINES(FROM File TO Symbol, FROM Symbol TO Symbol, line INT64)",
@@ -60,10 +64,12 @@ class KuzuStore(CypherStore):
     backend = "kuzu"
     batch_rows = 2000
 
-    def __init__(self, path: Path, read_only: bool = False) -> None:
+    def __init__(self, path: Path, read_only: bool = False, repo_key: str | None = None) -> None:
+        """The database at ``path`` (``<repo>/.cg/graph.kuzu``) for the repository ``repo_key``
+        (default: the key of the repository around ``path``, as the settings would derive it)."""
         import kuzu
 
-        super().__init__()
+        super().__init__(repo_key if repo_key is not None else repo_key_for(path.parent.parent))
         self.path = path
         self.read_only = read_only
         if read_only and not path.exists():
@@ -76,15 +82,21 @@ class KuzuStore(CypherStore):
         self._conn = kuzu.Connection(self._db)
         for extension in ("fts", "vector"):
             self._conn.execute(f"LOAD EXTENSION {extension}")
-        if read_only and self.get_meta("schema") != SCHEMA_VERSION:
+        if read_only and (self._unkeyed() or self.get_meta("schema") != SCHEMA_VERSION):
+            other = None if self._unkeyed() else self._built_for()
             self.close()
+            if other is not None and other != self.repo_key:
+                raise StoreError(
+                    f"the index in {path.parent.parent} was built for repository key {other!r}, not"
+                    f" {self.repo_key!r} (--repo-key / CG_REPO_KEY); run `cg index` to rebuild it"
+                )
             raise StoreError(
                 f"the index in {path.parent.parent} was built by an older cg; run `cg index` to rebuild it"
             )
 
     # -- primitives ------------------------------------------------------------------------------
     def _execute(self, query: str, params: dict[str, Any] | None = None) -> kuzu.QueryResult:
-        result = self._conn.execute(query, params or {})
+        result = self._conn.execute(query, self._params(query, params))
         if isinstance(result, list):  # Kùzu answers `a; b` with one result per statement
             raise StoreError("one Cypher statement at a time")
         return result
@@ -117,10 +129,23 @@ class KuzuStore(CypherStore):
     def _tables(self) -> set[str]:
         return {row[1] for row in self._read("CALL show_tables() RETURN *")}
 
+    def _unkeyed(self) -> bool:
+        """Built by a cg before repository keys (schema 6 and older): its tables have no ``repo``."""
+        if "Meta" not in self._tables():
+            return False
+        return "repo" not in {row[1] for row in self._read("CALL table_info('Meta') RETURN *")}
+
+    def _built_for(self) -> str | None:
+        """The key of the repository this database was built for (one per Kùzu database), if any."""
+        if "Meta" not in self._tables():
+            return None
+        rows = self._read("MATCH (m:Meta) WHERE m.key = 'schema' RETURN m.repo")
+        return rows[0][0] if rows else None
+
     def ensure_schema(self, dimension: int) -> None:
         self._dimension = dimension
-        if "Meta" in self._tables() and self.get_meta("schema") != SCHEMA_VERSION:
-            self.reset()  # built by an older cg: start over
+        if self._unkeyed() or ("Meta" in self._tables() and self.get_meta("schema") != SCHEMA_VERSION):
+            self.reset()  # built by an older cg, or for another repository key: start over
             self._dimension = dimension
         tables = self._tables()
         if "Symbol" in tables:
@@ -139,6 +164,11 @@ class KuzuStore(CypherStore):
         self.set_meta("dimension", str(dimension))
         self.set_meta("schema", SCHEMA_VERSION)
 
+    def lease(self, wait: float = 0.0) -> AbstractContextManager[None]:
+        """Nothing to take: Kùzu's own file lock already lets one process at a time open the database
+        for writing, and the database holds this repository alone."""
+        return nullcontext()
+
     def reset(self) -> None:
         self._conn.close()
         self._db.close()
@@ -149,15 +179,15 @@ class KuzuStore(CypherStore):
             wal = self.path.with_name(self.path.name + ".wal")
             if wal.exists():
                 wal.unlink()
-        self.__init__(self.path)  # type: ignore[misc]
+        self.__init__(self.path, repo_key=self.repo_key)  # type: ignore[misc]
 
     # -- reads -----------------------------------------------------------------------------------
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
         rows = self._read(
-            f"CALL QUERY_FTS_INDEX('{searchable(label)}', '{_FTS_INDEX[label]}', $q) RETURN node.id, score"
-            " ORDER BY score DESC LIMIT $k",
+            f"CALL QUERY_FTS_INDEX('{searchable(label)}', '{_FTS_INDEX[label]}', $q) WITH node, score"
+            " WHERE node.repo = $repo RETURN node.id, score ORDER BY score DESC LIMIT $k",
             {"q": analyzed_query, "k": limit},
         )
         return [(r[0], float(r[1])) for r in rows]
@@ -168,7 +198,7 @@ class KuzuStore(CypherStore):
         vector_prop(label, prop)
         dim = int(embedding.shape[0])
         rows = self._read(
-            f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL"
+            f"MATCH (n:{label}) WHERE n.repo = $repo AND n.{prop} IS NOT NULL"
             f" WITH n, array_cosine_similarity(n.{prop}, CAST($q AS FLOAT[{dim}])) AS score"
             " RETURN n.id, score ORDER BY score DESC LIMIT $k",
             {"q": embedding.astype(float).tolist(), "k": limit},

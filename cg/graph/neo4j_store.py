@@ -8,11 +8,19 @@ and every value travels as a parameter. Vector search uses the native vector ind
 the cosine so both backends return the same scale), full-text uses a Lucene index with the
 whitespace analyzer over the tokens our own analyzer wrote (cg/lexical.py), so index-time and
 query-time analysis are the same code on both backends.
+
+One database holds many repositories (docs/neo4j.md): every node carries its repository's key, the
+unique constraints are on (repo, id), and this store reads and writes only ``settings.repo_key``'s
+nodes. The vector and full-text indexes are the database's, shared by every repository, and answer a
+global top-k; ``_scoped_hits`` asks them for more until k of this repository's nodes are found or the
+index has nothing more to give. A writer holds its repository's lease (cg/graph/lease.py).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -20,6 +28,7 @@ import numpy as np
 from cg.config import Settings
 from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
+from cg.graph.lease import Lease
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
 VECTOR_INDEXES = {
@@ -30,6 +39,26 @@ VECTOR_INDEXES = {
     ("Commit", "embedding"): "commit_embedding",
 }  # one per cypher.VECTOR_PROPS
 FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
+# (label, properties) of the composite indexes beside the (repo, id) constraints: the keyed lookups by path
+# and by name, repository first so every seek stays inside one repository.
+LOOKUP_INDEXES = {
+    "symbol_repo_path": ("Symbol", "path"),
+    "symbol_repo_name": ("Symbol", "name"),
+    "symbol_repo_qualname": ("Symbol", "qualname"),
+    "chunk_repo_path": ("Chunk", "path"),
+    "doc_repo_path": ("Doc", "path"),
+}
+# What schema 6 and older created: one unique id per label (two repositories could not share an id) and
+# single-property lookups. Dropped, with every node that has no repository, when a database is first
+# used by this version.
+LEGACY_SCHEMA = (
+    *(f"DROP CONSTRAINT {label.lower()}_id_unique IF EXISTS" for label in NODE_LABELS),
+    "DROP CONSTRAINT meta_key_unique IF EXISTS",
+    *(
+        f"DROP INDEX {name} IF EXISTS"
+        for name in ("symbol_path", "symbol_name", "symbol_qualname", "chunk_path", "doc_path")
+    ),
+)
 
 
 class Neo4jStore(CypherStore):
@@ -40,8 +69,10 @@ class Neo4jStore(CypherStore):
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
-        super().__init__()
+        super().__init__(settings.repo_key)
         self._neo4j = neo4j
+        self._lease_seconds = settings.lease_seconds
+        self._lease: Lease | None = None
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
         self.read_only = read_only
         self.database = settings.neo4j_database
@@ -56,21 +87,41 @@ class Neo4jStore(CypherStore):
             raise StoreError(f"Neo4j at {self.uri} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)") from exc
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise StoreError(f"bad NEO4J_URI {self.uri!r}: {_first_line(exc)}") from exc
+        if read_only:
+            self._check_indexed()
+
+    def _check_indexed(self) -> None:
+        """A reader of a repository with no graph here (or one an older cg built) is one line, not an
+        empty answer."""
+        built = self.get_meta("schema")
+        if built == SCHEMA_VERSION:
+            return
+        self.close()
+        where = f"Neo4j database {self.database!r} at {self.uri}"
+        if built is None:
+            raise StoreError(
+                f"no graph for repository {self.repo_key!r} in {where} (--repo-key / CG_REPO_KEY names"
+                " another); run `cg index` first"
+            )
+        raise StoreError(f"the graph of {self.repo_key!r} in {where} was built by an older cg; run `cg index`")
 
     # -- primitives ------------------------------------------------------------------------------
     def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         records, _, _ = self._driver.execute_query(
-            query, params or {}, database_=self.database, routing_=self._neo4j.RoutingControl.READ
+            query, self._params(query, params), database_=self.database, routing_=self._neo4j.RoutingControl.READ
         )
         return [list(r.values()) for r in records]
 
     def _write(self, query: str, params: dict[str, Any] | None = None) -> None:
-        self._driver.execute_query(query, params or {}, database_=self.database)
+        self._check_lease()
+        self._driver.execute_query(query, self._params(query, params), database_=self.database)
 
     def _write_all(self, statements: list[Statement]) -> None:
+        self._check_lease()
+
         def work(tx) -> None:  # a managed transaction: the driver retries it on transient failures
             for query, params in statements:
-                tx.run(query, params).consume()
+                tx.run(query, self._params(query, params)).consume()
 
         with self._driver.session(database=self.database) as session:
             session.execute_write(work)
@@ -79,6 +130,10 @@ class Neo4jStore(CypherStore):
         return "{}"  # vectors are plain list properties
 
     def ensure_schema(self, dimension: int) -> None:
+        self._forget_legacy_graph()
+        built = self.get_meta("schema")
+        if built is not None and built != SCHEMA_VERSION:
+            self.reset()  # this repository's graph is from an older cg: start it over (the others stay)
         current = self.get_meta("dimension")
         if current is not None and int(current) != dimension:
             raise StoreError(
@@ -89,14 +144,12 @@ class Neo4jStore(CypherStore):
         for label in (*NODE_LABELS, "Meta"):
             key = "key" if label == "Meta" else "id"
             self._write(
-                f"CREATE CONSTRAINT {label.lower()}_{key}_unique IF NOT EXISTS"
-                f" FOR (n:{label}) REQUIRE n.{key} IS UNIQUE"
+                f"CREATE CONSTRAINT {label.lower()}_repo_{key}_unique IF NOT EXISTS"
+                f" FOR (n:{label}) REQUIRE (n.repo, n.{key}) IS UNIQUE"
             )
-        self._write("CREATE INDEX symbol_path IF NOT EXISTS FOR (n:Symbol) ON (n.path)")
-        self._write("CREATE INDEX symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)")
-        self._write("CREATE INDEX symbol_qualname IF NOT EXISTS FOR (n:Symbol) ON (n.qualname)")
-        self._write("CREATE INDEX chunk_path IF NOT EXISTS FOR (n:Chunk) ON (n.path)")
-        self._write("CREATE INDEX doc_path IF NOT EXISTS FOR (n:Doc) ON (n.path)")
+        for name, (label, prop) in LOOKUP_INDEXES.items():
+            self._write(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.repo, n.{prop})")
+        self._fit_vector_indexes(self._dimension)
         for (label, prop), index in VECTOR_INDEXES.items():
             self._write(
                 f"CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (n:{label}) ON n.{prop}"
@@ -112,36 +165,109 @@ class Neo4jStore(CypherStore):
         self.set_meta("dimension", str(dimension))
         self.set_meta("schema", SCHEMA_VERSION)
 
+    def _forget_legacy_graph(self) -> None:
+        """A graph written before repository keys (schema 6 and older) belongs to no repository and its
+        one-id-per-label constraints would refuse a second repository's ``README.md``: its nodes and
+        constraints are removed (the next ``cg index`` of that repository rebuilds it, keyed)."""
+        legacy = {f"{label.lower()}_id_unique" for label in NODE_LABELS} | {"meta_key_unique"}
+        names = {r[0] for r in self._read("SHOW CONSTRAINTS YIELD name RETURN name")}
+        if not names & legacy and not self._read("MATCH (m:Meta) WHERE m.repo IS NULL RETURN m.key LIMIT 1"):
+            return
+        for label in (*NODE_LABELS, "Meta"):
+            self._auto_commit(
+                f"MATCH (n:{label}) WHERE n.repo IS NULL CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+            )
+        for statement in LEGACY_SCHEMA:
+            self._write(statement)
+
+    def _fit_vector_indexes(self, dimension: int) -> None:
+        """The vector indexes have one dimension for the whole database. When they were made for another
+        one: remade if no other repository uses them, else one line (the model must match theirs)."""
+        rows = self._read(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name IN $names"
+            " RETURN name, options.indexConfig['vector.dimensions']",
+            {"names": list(VECTOR_INDEXES.values())},
+        )
+        wrong = [name for name, dim in rows if dim is not None and int(dim) != dimension]
+        if not wrong:
+            return
+        others = [r[0] for r in self._read(_OTHER_REPOSITORIES, {"repo": self.repo_key})]
+        if others:
+            have = next(int(dim) for name, dim in rows if name in wrong)
+            raise StoreError(
+                f"the vector indexes of Neo4j database {self.database!r} hold {have}-d vectors for"
+                f" {', '.join(repr(o) for o in others[:3])}{' and more' if len(others) > 3 else ''}; the model"
+                f" gives {dimension}-d: use a {have}-d model or a database of its own (NEO4J_DATABASE)"
+            )
+        for name in wrong:
+            self._write(f"DROP INDEX {name} IF EXISTS")
+
+    def _auto_commit(self, query: str, params: dict[str, Any] | None = None) -> None:
+        """A statement that commits as it goes (``CALL ... IN TRANSACTIONS`` runs only outside one)."""
+        self._check_lease()
+        with self._driver.session(database=self.database) as session:
+            session.run(query, self._params(query, params)).consume()
+
     def reset(self) -> None:
-        with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
-            session.run(
-                "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta OR n:Doc OR n:Commit"
-                " CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
-            ).consume()
-        for index in (*VECTOR_INDEXES.values(), *FULLTEXT_INDEXES.values()):
-            self._write(f"DROP INDEX {index} IF EXISTS")
+        """Remove this repository's graph; the other repositories', the shared indexes and the lease stay."""
+        for label in (*NODE_LABELS, "Meta"):
+            self._auto_commit(
+                f"MATCH (n:{label} {{repo: $repo}}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+            )
+
+    # -- the lease -----------------------------------------------------------------------------------
+    @contextmanager
+    def lease(self, wait: float = 0.0) -> Iterator[None]:
+        """Hold this repository's write lease for the block (cg/graph/lease.py); LeaseHeld when another
+        writer has it and ``wait`` seconds did not see it free."""
+
+        def run(query: str, params: dict[str, Any]) -> list[list[Any]]:
+            records, _, _ = self._driver.execute_query(query, params, database_=self.database)
+            return [list(r.values()) for r in records]
+
+        with Lease(run, self.repo_key, self._lease_seconds, wait) as held:
+            self._lease = held
+            try:
+                yield
+            finally:
+                self._lease = None
+
+    def _check_lease(self) -> None:
+        if self._lease is not None:
+            self._lease.check()
 
     # -- reads -----------------------------------------------------------------------------------
+    def _scoped_hits(self, call: str, params: dict[str, Any], limit: int) -> list[tuple[str, float]]:
+        """This repository's top ``limit`` of an index ``call`` that ranks every repository's nodes:
+        fetch ``limit``, then four times more each round, until ``limit`` of ours are among them or the
+        index returned fewer than asked (it has no more). One round when the database holds one
+        repository; about log4(share) more when ours is a small share of it."""
+        fetch = max(limit, 1)
+        while True:
+            seen, hits = self._read(
+                f"{call} WITH count(*) AS seen,"
+                " collect(CASE WHEN node.repo = $repo THEN [node.id, score] END) AS hits RETURN seen, hits",
+                {**params, "fetch": fetch},
+            )[0]
+            if len(hits) >= limit or seen < fetch:
+                ranked = sorted(((h[0], float(h[1])) for h in hits), key=lambda h: (-h[1], h[0]))
+                return ranked[:limit]
+            fetch *= 4
+
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
         index = FULLTEXT_INDEXES[searchable(label)]
-        rows = self._read(
-            f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: $k}}) YIELD node, score"
-            " RETURN node.id, score ORDER BY score DESC, node.id LIMIT $k",
-            {"q": analyzed_query, "k": limit},
-        )
-        return [(r[0], float(r[1])) for r in rows]
+        call = f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: $fetch}}) YIELD node, score"
+        return self._scoped_hits(call, {"q": analyzed_query}, limit)
 
     def vector(
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
     ) -> list[tuple[str, float]]:
-        rows = self._read(
-            f"CALL db.index.vector.queryNodes('{VECTOR_INDEXES[vector_prop(label, prop)]}', $k, $q) YIELD node, score"
-            " RETURN node.id, score ORDER BY score DESC, node.id",
-            {"k": limit, "q": [float(x) for x in embedding]},
-        )
-        return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
+        index = VECTOR_INDEXES[vector_prop(label, prop)]
+        call = f"CALL db.index.vector.queryNodes('{index}', $fetch, $q) YIELD node, score"
+        hits = self._scoped_hits(call, {"q": [float(x) for x in embedding]}, limit)
+        return [(node_id, 2.0 * score - 1.0) for node_id, score in hits]  # (1 + cos) / 2 -> cos
 
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
@@ -151,7 +277,7 @@ class Neo4jStore(CypherStore):
         mode = self._neo4j.WRITE_ACCESS if write else self._neo4j.READ_ACCESS
         try:
             with self._driver.session(database=self.database, default_access_mode=mode) as session:
-                result = session.run(query, params or {})
+                result = session.run(query, self._params(query, params))
                 columns = list(result.keys())
                 rows = [[_plain(v) for v in record.values()] for record in result]
         except Neo4jError as exc:
@@ -160,6 +286,10 @@ class Neo4jStore(CypherStore):
 
     def close(self) -> None:
         self._driver.close()
+
+
+# The other repositories that hold a graph in this database (their schema marker).
+_OTHER_REPOSITORIES = "MATCH (m:Meta) WHERE m.key = 'schema' AND m.repo <> $repo RETURN m.repo ORDER BY m.repo"
 
 
 def _plain(value: Any) -> Any:

@@ -9,6 +9,7 @@ same statements (cg/graph/cypher.py, cg/graph/cypher_store.py), so a query is wr
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
@@ -17,10 +18,10 @@ import numpy as np
 from cg.errors import CgError
 from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
 
-# Bumped whenever the tables or what the extractors emit change (6: Python module constants): an index
-# from an older cg is rebuilt by `cg index` (it is derived data, and the embedding cache makes the
-# rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "6"
+# Bumped whenever the tables or what the extractors emit change (6: Python module constants; 7: a
+# repository key on every node): an index from an older cg is rebuilt by `cg index` (it is derived data,
+# and the embedding cache makes the rebuild cheap) and refused with one line by queries.
+SCHEMA_VERSION = "7"
 SYMBOL_FIELDS = (
     "id",
     "name",
@@ -193,6 +194,7 @@ class StoreHandle(Protocol):
     counts), and closing (``with open_store(...) as store:`` closes it too)."""
 
     backend: str
+    repo_key: str  # the repository whose nodes this store reads and writes (one Neo4j database holds many)
 
     def get_meta(self, key: str) -> str | None: ...
     def file_shas(self) -> dict[str, str]:
@@ -210,7 +212,13 @@ class GraphWriter(StoreHandle, Protocol):
     """What ingest calls: the schema, the nodes and edges of files, docs and history, and what is stored."""
 
     def ensure_schema(self, dimension: int) -> None: ...
-    def reset(self) -> None: ...
+    def reset(self) -> None:
+        """Remove this repository's graph (on Neo4j, the other repositories' stay)."""
+
+    def lease(self, wait: float = 0.0) -> AbstractContextManager[None]:
+        """Hold the repository for one writer while the block runs; a second writer gets a one-line
+        CgError (after up to ``wait`` seconds of polling)."""
+
     def set_meta(self, key: str, value: str) -> None: ...
 
     def write_file(self, write: FileWrite) -> None:

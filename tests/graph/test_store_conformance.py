@@ -101,7 +101,7 @@ def test_an_ambiguous_call_keeps_its_candidate_count(store_factory):
         [Edge("CALLS", HANDLER.id, "report_failure", "Symbol", "External", 71, "ambiguous", 0.0, candidates=2)]
     )
     _, rows = store_factory(read_only=True).cypher(
-        "MATCH (a:Symbol)-[c:CALLS]->(e:External) WHERE e.id = 'report_failure'"
+        "MATCH (a:Symbol)-[c:CALLS]->(e:External {repo: $repo}) WHERE e.id = 'report_failure'"
         " RETURN a.id, c.resolved_by, c.candidates"
     )
     assert [list(r) for r in rows] == [[HANDLER.id, "ambiguous", 2]]
@@ -159,7 +159,8 @@ def test_read_only_cypher_refuses_writes(store_factory):
     populate(store)
     reader = store_factory(read_only=True)
     columns, rows = reader.cypher(
-        "MATCH (a:Symbol)-[:CALLS]->(b:Symbol) RETURN a.name AS caller, b.name AS callee ORDER BY caller"
+        "MATCH (a:Symbol)-[:CALLS]->(b:Symbol) WHERE a.repo = $repo"
+        " RETURN a.name AS caller, b.name AS callee ORDER BY caller"
     )
     assert columns == ["caller", "callee"]
     assert rows == [
@@ -222,7 +223,7 @@ def test_repeated_externals_keep_their_own_names(store_factory):
         [Edge("CALLS", RETRY.id, n, "Symbol", "External", 100 + i, "jedi") for i, n in enumerate(names)],
         [External(n, n.rsplit(".", 1)[-1]) for n in names],
     )
-    columns, rows = _read_cypher(store_factory, "MATCH (e:External) RETURN e.id, e.name ORDER BY e.id")
+    columns, rows = _read_cypher(store_factory, "MATCH (e:External {repo: $repo}) RETURN e.id, e.name ORDER BY e.id")
     assert [tuple(r) for r in rows] == [(n, n.rsplit(".", 1)[-1]) for n in sorted(set(names))]
 
 
