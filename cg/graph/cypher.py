@@ -35,6 +35,14 @@ REL_PROPS = {
     "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
 }
 EDGE_ENDS = ("File", "Symbol", "External")  # what write_edges connects
+EDGE_SOURCES = {  # the labels each relationship type leaves from (what `stats` counts)
+    "DEFINES": ("File", "Symbol"),
+    "IMPORTS": ("File",),
+    "CALLS": ("Symbol",),
+    "INHERITS": ("Symbol",),
+    "MENTIONS": ("Doc",),
+    "TOUCHES": ("Commit",),
+}
 SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
 
 # -- meta -----------------------------------------------------------------------------------------
@@ -200,8 +208,12 @@ def count_nodes(label: str) -> str:
     return f"MATCH (n:{label} {{repo: $repo}}) RETURN count(n)"
 
 
-def count_edges(rel: str) -> str:
-    return f"MATCH (n)-[r:{rel}]->() WHERE n.repo = $repo RETURN count(r)"  # an edge never leaves its repository
+def count_edges(rel: str, src: str) -> str:
+    """Edges of type ``rel`` leaving this repository's ``src`` nodes (an edge never leaves its repository;
+    by label, so Neo4j seeks the repository index instead of scanning every repository's edges)."""
+    if src not in EDGE_SOURCES.get(rel, ()):
+        raise ValueError(f"no {rel} edges leave a {src}")
+    return f"MATCH (n:{src} {{repo: $repo}})-[r:{rel}]->() RETURN count(r)"
 
 
 def searchable(label: str) -> str:

@@ -324,5 +324,6 @@ class CypherStore(ABC):
 
     def stats(self) -> dict[str, int]:
         counts = {label: int(self._read(q.count_nodes(label))[0][0]) for label in q.NODE_LABELS}
-        counts.update({rel: int(self._read(q.count_edges(rel))[0][0]) for rel in q.REL_TYPES})
+        for rel in q.REL_TYPES:
+            counts[rel] = sum(int(self._read(q.count_edges(rel, src))[0][0]) for src in q.EDGE_SOURCES[rel])
         return counts

@@ -39,14 +39,17 @@ VECTOR_INDEXES = {
     ("Commit", "embedding"): "commit_embedding",
 }  # one per cypher.VECTOR_PROPS
 FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
-# (label, properties) of the composite indexes beside the (repo, id) constraints: the keyed lookups by path
-# and by name, repository first so every seek stays inside one repository.
+# (label, properties) of the range indexes beside the (repo, id) constraints: the keyed lookups by path and
+# by name, repository first so every seek stays inside one repository; and the repository alone, for what
+# reads a whole repository (file_shas, stats, prune_externals, reset), which Neo4j 5.26 does not answer
+# from the prefix of a composite index (EXPLAIN shows a label scan).
 LOOKUP_INDEXES = {
-    "symbol_repo_path": ("Symbol", "path"),
-    "symbol_repo_name": ("Symbol", "name"),
-    "symbol_repo_qualname": ("Symbol", "qualname"),
-    "chunk_repo_path": ("Chunk", "path"),
-    "doc_repo_path": ("Doc", "path"),
+    "symbol_repo_path": ("Symbol", ("repo", "path")),
+    "symbol_repo_name": ("Symbol", ("repo", "name")),
+    "symbol_repo_qualname": ("Symbol", ("repo", "qualname")),
+    "chunk_repo_path": ("Chunk", ("repo", "path")),
+    "doc_repo_path": ("Doc", ("repo", "path")),
+    **{f"{label.lower()}_repo": (label, ("repo",)) for label in (*NODE_LABELS, "Meta")},
 }
 # What schema 6 and older created: one unique id per label (two repositories could not share an id) and
 # single-property lookups. Dropped, with every node that has no repository, when a database is first
@@ -147,8 +150,9 @@ class Neo4jStore(CypherStore):
                 f"CREATE CONSTRAINT {label.lower()}_repo_{key}_unique IF NOT EXISTS"
                 f" FOR (n:{label}) REQUIRE (n.repo, n.{key}) IS UNIQUE"
             )
-        for name, (label, prop) in LOOKUP_INDEXES.items():
-            self._write(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.repo, n.{prop})")
+        for name, (label, props) in LOOKUP_INDEXES.items():
+            on = ", ".join(f"n.{prop}" for prop in props)
+            self._write(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({on})")
         self._fit_vector_indexes(self._dimension)
         for (label, prop), index in VECTOR_INDEXES.items():
             self._write(

@@ -15,7 +15,7 @@ from cg.graph.store import FileWrite, GraphStore, StoreError
 from cg.lexical import analyze_text
 from cg.model import Chunk, Edge, External, FileRecord, Symbol
 
-DIM = 8
+DIM = 384  # the default model's width: on Neo4j the vector indexes are the database's, shared with the other tests
 
 
 def vec(*hot: int) -> np.ndarray:
