@@ -373,3 +373,27 @@ def test_both_backends_implement_the_whole_protocol():
         missing = {name for name in wanted if not hasattr(store_class, name)}
         assert not missing, f"{store_class.__name__} lacks {sorted(missing)}"
         assert not getattr(store_class, "__abstractmethods__", None)
+
+
+def test_every_shared_statement_names_the_repository():
+    """One Neo4j database holds many repositories: a shared statement that matched a node without
+    ``$repo`` would read or change another repository's graph."""
+    from cg.graph import cypher
+
+    unscoped = sorted(t for t in _statements(cypher) if "$repo" not in t)
+    assert not unscoped
+
+
+def test_a_kuzu_index_built_under_another_key_is_named_then_rebuilt(tmp_path):
+    from cg.graph.kuzu_store import KuzuStore
+
+    path = tmp_path / "shop" / ".cg" / "graph.kuzu"
+    with KuzuStore(path, repo_key="github.com/acme/shop") as store:
+        populate(store)
+    with pytest.raises(StoreError, match="built for repository key 'github.com/acme/shop', not 'acme/shop-fork'"):
+        KuzuStore(path, read_only=True, repo_key="acme/shop-fork")
+    with KuzuStore(path, repo_key="acme/shop-fork") as store:
+        store.ensure_schema(DIM)  # one repository per Kùzu database: the other key's graph is dropped
+        assert store.stats()["Symbol"] == 0 and store.get_meta("schema") is not None
+    with KuzuStore(path, read_only=True, repo_key="acme/shop-fork") as reader:
+        assert reader.stats()["Symbol"] == 0
