@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import cg_command
 
 _SUMMARY: dict[str, str] = {}
-_SENTINEL = "MATCH (s:Symbol {id: 'shop/payments/retry.py::schedule_payment_retry'}) RETURN count(s) AS n"
+_SENTINEL = "MATCH (s:Symbol {repo: $repo, id: 'shop/payments/retry.py::schedule_payment_retry'}) RETURN count(s) AS n"
 
 
 @pytest.fixture
