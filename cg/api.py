@@ -108,9 +108,20 @@ class Index:
         is its own definition."""
         return ref if isinstance(ref, dict) else resolve_symbol(self.store, ref)
 
-    def search(self, question: Query | str, limit: int = 10) -> SearchResult:
+    def search(self, question: Query | str, limit: int = 10, all_repos: bool = False) -> SearchResult:
+        """The best definitions for ``question``; with ``all_repos``, from every repository in the
+        database: each one searched on its own, their hits (tagged with the repository) merged by score.
+        Scores are normalised within a repository, so the merge interleaves each one's best."""
         query = Query.of(question).with_vector(self.embedder)
-        return SearchResult(query, search(self.store, self.embedder, query, limit, ranking=self.ranking))
+        if not all_repos:
+            return SearchResult(query, search(self.store, self.embedder, query, limit, ranking=self.ranking))
+        hits = []
+        for key in self.store.repositories():
+            for hit in search(self.store.for_repo(key), self.embedder, query, limit, ranking=self.ranking):
+                hit.repo = key
+                hits.append(hit)
+        hits.sort(key=lambda h: (-h.score, h.repo or "", h.id))
+        return SearchResult(query, hits[:limit])
 
     def search_docs(self, question: Query | str, limit: int = 10) -> DocHits:
         return DocHits(by_question(self.store, self.embedder, question, limit))

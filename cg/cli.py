@@ -199,6 +199,9 @@ def search_cmd(
     docs: Annotated[
         bool, typer.Option("--docs", help="Search doc sections and commit messages instead of definitions.")
     ] = False,
+    all_repos: Annotated[
+        bool, typer.Option("--all-repos", help="Search every repository in the (Neo4j) database, not just this one.")
+    ] = False,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     repo_key: RepoKeyOpt = None,
@@ -208,12 +211,21 @@ def search_cmd(
     from cg.queries.search import render_hits
     from cg.queries.sources import render_doc_hits
 
+    if docs and all_repos:
+        _fail("--all-repos searches definitions; --docs searches this repository's docs and commits")
     if docs:
         _answer(
             repo, backend, as_json, lambda index: index.search_docs(query, limit), render_doc_hits, repo_key=repo_key
         )
     else:
-        _answer(repo, backend, as_json, lambda index: index.search(query, limit), render_hits, repo_key=repo_key)
+        _answer(
+            repo,
+            backend,
+            as_json,
+            lambda index: index.search(query, limit, all_repos=all_repos),
+            render_hits,
+            repo_key=repo_key,
+        )
 
 
 FORMATS = ("markdown", "json", "mermaid")

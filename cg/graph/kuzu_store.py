@@ -216,6 +216,15 @@ class KuzuStore(CypherStore):
             raise StoreError(str(exc).splitlines()[0]) from exc
         return result.get_column_names(), _rows(result)
 
+    def repositories(self) -> list[str]:
+        """A Kùzu database holds one repository: this one, once it is indexed."""
+        return [self.repo_key] if self.get_meta("schema") is not None else []
+
+    def for_repo(self, key: str) -> KuzuStore:
+        if key != self.repo_key:
+            raise StoreError(f"a Kùzu index holds one repository ({self.repo_key!r}), not {key!r}")
+        return self
+
     def close(self) -> None:
         self._conn.close()
         self._db.close()

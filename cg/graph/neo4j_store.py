@@ -18,6 +18,7 @@ index has nothing more to give. A writer holds its repository's lease (cg/graph/
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,6 +77,7 @@ class Neo4jStore(CypherStore):
         self._neo4j = neo4j
         self._lease_seconds = settings.lease_seconds
         self._lease: Lease | None = None
+        self._owns_driver = True  # False in a view of another repository (for_repo)
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
         self.read_only = read_only
         self.database = settings.neo4j_database
@@ -288,11 +290,23 @@ class Neo4jStore(CypherStore):
             raise StoreError(_first_line(exc.message or str(exc))) from exc
         return columns, rows
 
+    # -- the other repositories ------------------------------------------------------------------------
+    def repositories(self) -> list[str]:
+        return [r[0] for r in self._read(_REPOSITORIES)]
+
+    def for_repo(self, key: str) -> Neo4jStore:
+        """A reader of repository ``key`` over this store's connection (closing it leaves that open)."""
+        view = copy.copy(self)
+        view.repo_key, view._lease, view._owns_driver = key, None, False
+        return view
+
     def close(self) -> None:
-        self._driver.close()
+        if self._owns_driver:
+            self._driver.close()
 
 
-# The other repositories that hold a graph in this database (their schema marker).
+# The repositories that hold a graph in this database (their schema marker), all or the others.
+_REPOSITORIES = "MATCH (m:Meta) WHERE m.key = 'schema' RETURN m.repo ORDER BY m.repo"
 _OTHER_REPOSITORIES = "MATCH (m:Meta) WHERE m.key = 'schema' AND m.repo <> $repo RETURN m.repo ORDER BY m.repo"
 
 

@@ -309,6 +309,12 @@ class GraphReader(StoreHandle, Protocol):
     ) -> tuple[list[str], list[list[Any]]]:
         """Run a user's Cypher: (columns, rows); read-only unless ``write``; errors as StoreError."""
 
+    def repositories(self) -> list[str]:
+        """The keys of the repositories with a graph in this database (Kùzu: this one)."""
+
+    def for_repo(self, key: str) -> GraphReader:
+        """A reader of repository ``key`` in the same database, over this connection."""
+
 
 class GraphStore(GraphWriter, GraphReader, Protocol):
     """Both halves, for code that indexes and then asks (the CLI, tests, benchmarks)."""

@@ -91,6 +91,23 @@ def test_queries_never_answer_with_the_other_repositorys_nodes(two_repos):
     assert POLY_KEY in repos and SHOP_KEY in repos
 
 
+def test_search_across_all_repositories_on_request(two_repos):
+    shop, polyglot = two_repos["shop"], two_repos["polyglot"]
+    files = {
+        key: {p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file()}
+        for key, repo in ((SHOP_KEY, shop), (POLY_KEY, polyglot))
+    }
+    question = ("search", "retry a failed payment with backoff", "--json", "-n", "20")
+    both = json.loads(cg_command(*question, "--all-repos", "--repo", str(polyglot), env=on_neo4j(POLY_KEY)).stdout)
+    assert len(both) == 20 and {h["repo"] for h in both} >= {SHOP_KEY, POLY_KEY}
+    assert all(h["path"] in files[h["repo"]] for h in both if h["repo"] in files)  # (others may share the server)
+    assert [h["score"] for h in both] == sorted((h["score"] for h in both), reverse=True)
+    alone = json.loads(cg_command(*question, "--repo", str(shop), env=on_neo4j(SHOP_KEY)).stdout)
+    mine = [h["id"] for h in both if h["repo"] == SHOP_KEY]
+    assert mine == [h["id"] for h in alone][: len(mine)]  # each repository's own order, interleaved
+    assert "repo" not in alone[0]
+
+
 def test_reindexing_one_repository_leaves_the_other_untouched(two_repos):
     shop, polyglot = two_repos["shop"], two_repos["polyglot"]
     before = stats(polyglot, on_neo4j(POLY_KEY)), calls(polyglot, on_neo4j(POLY_KEY))
