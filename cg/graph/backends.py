@@ -17,7 +17,7 @@ def open_store(settings: Settings, read_only: bool = False, must_exist: bool = F
             raise StoreError(f"{path} is a symbolic link; cg opens only the index it built (remove it)")
         if (read_only or must_exist) and not path.exists():
             raise StoreError(f"no index in {settings.repo} (looked for .cg/{KUZU_DIRNAME}); run `cg index` first")
-        return KuzuStore(path, read_only=read_only)
+        return KuzuStore(path, read_only=read_only, repo_key=settings.repo_key)
     if settings.backend == "neo4j":
         try:
             from cg.graph.neo4j_store import Neo4jStore

@@ -49,6 +49,11 @@ RELEASE = "MATCH (l:IndexLock {repo: $repo}) WHERE l.token = $token DELETE l"
 Run = Callable[[str, dict[str, Any]], list[list[Any]]]  # one statement in its own write transaction
 
 
+def already_exists(exc: Exception) -> bool:
+    """A schema statement that lost a race: ``IF NOT EXISTS`` checks, then another writer creates it."""
+    return str(getattr(exc, "code", "")).endswith(("EquivalentSchemaRuleAlreadyExists", "AlreadyExists"))
+
+
 class LeaseHeld(StoreError):
     """Another writer holds the repository: one line naming it, exit 75 (EX_TEMPFAIL: try again later)."""
 
@@ -90,7 +95,11 @@ class Lease:
         return None if free else Holder(str(host), int(pid), max(0.0, remaining_ms / 1000))
 
     def __enter__(self) -> Lease:
-        self._run(LOCK_CONSTRAINT, {})
+        try:
+            self._run(LOCK_CONSTRAINT, {})
+        except Exception as exc:  # another repository's first writer made it at the same moment
+            if not already_exists(exc):
+                raise
         deadline = time.monotonic() + self.wait
         while (holder := self.try_take()) is not None:
             if time.monotonic() >= deadline:

@@ -29,7 +29,7 @@ import numpy as np
 from cg.config import Settings
 from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
-from cg.graph.lease import Lease
+from cg.graph.lease import Lease, already_exists
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
 VECTOR_INDEXES = {
@@ -148,22 +148,22 @@ class Neo4jStore(CypherStore):
         self._dimension = int(dimension)
         for label in (*NODE_LABELS, "Meta"):
             key = "key" if label == "Meta" else "id"
-            self._write(
+            self._ddl(
                 f"CREATE CONSTRAINT {label.lower()}_repo_{key}_unique IF NOT EXISTS"
                 f" FOR (n:{label}) REQUIRE (n.repo, n.{key}) IS UNIQUE"
             )
         for name, (label, props) in LOOKUP_INDEXES.items():
             on = ", ".join(f"n.{prop}" for prop in props)
-            self._write(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({on})")
+            self._ddl(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({on})")
         self._fit_vector_indexes(self._dimension)
         for (label, prop), index in VECTOR_INDEXES.items():
-            self._write(
+            self._ddl(
                 f"CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (n:{label}) ON n.{prop}"
                 f" OPTIONS {{indexConfig: {{`vector.dimensions`: {self._dimension},"
                 " `vector.similarity_function`: 'cosine'}}"
             )
         for label, index in FULLTEXT_INDEXES.items():
-            self._write(
+            self._ddl(
                 f"CREATE FULLTEXT INDEX {index} IF NOT EXISTS FOR (n:{label}) ON EACH [n.search_text]"
                 " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
             )
@@ -184,7 +184,7 @@ class Neo4jStore(CypherStore):
                 f"MATCH (n:{label}) WHERE n.repo IS NULL CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
             )
         for statement in LEGACY_SCHEMA:
-            self._write(statement)
+            self._ddl(statement)
 
     def _fit_vector_indexes(self, dimension: int) -> None:
         """The vector indexes have one dimension for the whole database. When they were made for another
@@ -206,7 +206,18 @@ class Neo4jStore(CypherStore):
                 f" gives {dimension}-d: use a {have}-d model or a database of its own (NEO4J_DATABASE)"
             )
         for name in wrong:
-            self._write(f"DROP INDEX {name} IF EXISTS")
+            self._ddl(f"DROP INDEX {name} IF EXISTS")
+
+    def _ddl(self, statement: str) -> None:
+        """A schema statement; writers of other repositories may run the same one at the same moment,
+        and ``IF NOT EXISTS`` / ``IF EXISTS`` then lose the race with an error that means it is done."""
+        from neo4j.exceptions import ClientError
+
+        try:
+            self._write(statement)
+        except ClientError as exc:
+            if not (already_exists(exc) or str(exc.code).endswith("NotFound")):
+                raise
 
     def _auto_commit(self, query: str, params: dict[str, Any] | None = None) -> None:
         """A statement that commits as it goes (``CALL ... IN TRANSACTIONS`` runs only outside one)."""

@@ -148,6 +148,18 @@ def test_two_writers_of_one_repository_and_a_reader_loop(two_repos):
     assert (stats(shop, on_neo4j(SHOP_KEY)), calls(shop, on_neo4j(SHOP_KEY))) == clean
 
 
+def test_writers_of_different_repositories_run_at_once(two_repos):
+    shop, polyglot = two_repos["shop"], two_repos["polyglot"]
+    writers = [
+        _spawn("index", str(repo), "--rebuild", env=on_neo4j(key))
+        for repo, key in ((shop, SHOP_KEY), (polyglot, POLY_KEY))
+    ]
+    outcomes = [(w.wait(300), w.communicate()[1]) for w in writers]
+    assert [code for code, _ in outcomes] == [0, 0], outcomes
+    for repo, key in ((shop, SHOP_KEY), (polyglot, POLY_KEY)):
+        assert (stats(repo, on_neo4j(key)), calls(repo, on_neo4j(key))) == (stats(repo), calls(repo))
+
+
 def test_a_killed_writers_lease_runs_out_and_the_next_run_takes_over(two_repos):
     shop = two_repos["shop"]
     clean = stats(shop), calls(shop)
