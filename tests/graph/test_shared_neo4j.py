@@ -102,11 +102,11 @@ def test_an_unkeyed_graph_from_an_older_cg_is_removed_by_the_first_keyed_index(s
     shop = stores[SHOP]
     populate(shop)
     shop._write("CREATE (:Symbol {id: 'shop/retry.py::legacy'}), (:Meta {key: 'schema', value: '6'})")
-    shop._write("CREATE CONSTRAINT symbol_id_unique IF NOT EXISTS FOR (n:Symbol) REQUIRE n.id IS UNIQUE")
-    populate(stores[BILLING])  # ensure_schema: the unkeyed nodes and the one-id-per-label constraint go
+    shop._write("CREATE INDEX symbol_path IF NOT EXISTS FOR (n:Symbol) ON (n.path)")  # schema 6's lookup
+    populate(stores[BILLING])  # ensure_schema: the unkeyed nodes and the old schema go
     assert shop._read("MATCH (n) WHERE n.repo IS NULL AND NOT n:IndexLock RETURN count(n)") == [[0]]
-    names = {r[0] for r in shop._read("SHOW CONSTRAINTS YIELD name RETURN name")}
-    assert "symbol_id_unique" not in names and "symbol_repo_id_unique" in names
+    names = {r[0] for r in shop._read("SHOW INDEXES YIELD name RETURN name")}
+    assert "symbol_path" not in names and "symbol_repo_path" in names and "symbol_repo_id_unique" in names
     assert shop.stats()["Symbol"] == 3  # the keyed graphs stay
 
 
