@@ -108,9 +108,20 @@ class Index:
         is its own definition."""
         return ref if isinstance(ref, dict) else resolve_symbol(self.store, ref)
 
-    def search(self, question: Query | str, limit: int = 10) -> SearchResult:
+    def search(self, question: Query | str, limit: int = 10, all_repos: bool = False) -> SearchResult:
+        """The best definitions for ``question``; with ``all_repos``, from every repository in the
+        database: each one searched on its own, their hits (tagged with the repository) merged by score.
+        Scores are normalised within a repository, so the merge interleaves each one's best."""
         query = _asked(Query.of(question)).with_vector(self.embedder)
-        return SearchResult(query, search(self.store, self.embedder, query, limit, ranking=self.ranking))
+        if not all_repos:
+            return SearchResult(query, search(self.store, self.embedder, query, limit, ranking=self.ranking))
+        hits = []
+        for key in self.store.repositories():
+            for hit in search(self.store.for_repo(key), self.embedder, query, limit, ranking=self.ranking):
+                hit.repo = key
+                hits.append(hit)
+        hits.sort(key=lambda h: (-h.score, h.repo or "", h.id))
+        return SearchResult(query, hits[:limit])
 
     def search_docs(self, question: Query | str, limit: int = 10) -> DocHits:
         return DocHits(by_question(self.store, self.embedder, _asked(Query.of(question)), limit))
@@ -165,10 +176,15 @@ class Index:
 
     def index(self, full: bool = False, since: str | None = None, progress: Progress | None = None) -> IndexSummary:
         """Bring the index up to date with the working tree (everything anew with ``full``); needs a
-        session opened with ``read_only=False``."""
+        session opened with ``read_only=False``. Writers of one repository take turns: a second one
+        waits up to the ``index_lock_wait`` setting, then fails in one line (a Kùzu writer waits for
+        the writers' lock when its store opens, a Neo4j writer here, for the repository's lease)."""
         from cg.ingest.pipeline import index_repository
 
-        return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
+        with self.store.lease(
+            wait=self.settings.index_lock_wait
+        ):  # a full run empties the graph inside its own run (store.run)
+            return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
 
 
 def _asked(query: Query) -> Query:

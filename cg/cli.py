@@ -31,6 +31,14 @@ RepoOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="kuzu (embedded, default) or neo4j.")]
+RepoKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--repo-key",
+        help="Which repository's graph, in a Neo4j database many share (default: the origin remote's URL,"
+        " else the directory name; CG_REPO_KEY).",
+    ),
+]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")]
 
 
@@ -85,6 +93,7 @@ class _RichProgress:
 def index(
     path: Annotated[Path | None, typer.Argument(help="Repository root (default: the one around here).")] = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     full: Annotated[
         bool, typer.Option("--full", "--rebuild", help="Drop the index and build it anew (default: only what changed).")
     ] = False,
@@ -92,12 +101,21 @@ def index(
         str | None, typer.Option("--since", help="Only look at files `git diff REV` names (and untracked ones).")
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit non-zero if any file could not be indexed.")] = False,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            "--wait",
+            min=0,
+            help="Seconds to wait for another run writing this repository's index (default: index_lock_wait, 60).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the index up to date: parse, resolve, chunk, embed and store what changed since the last run."""
     with _errors():
         progress = _RichProgress() if sys.stderr.isatty() and not as_json else None
-        with open_index(path, backend, read_only=False, create=True) as session:
+        waits: dict[str, Any] = {"index_lock_wait": wait} if wait is not None else {}
+        with open_index(path, backend, read_only=False, create=True, repo_key=repo_key, **waits) as session:
             summary = session.index(full=full, since=since, progress=progress)
         if as_json:
             _emit(summary.as_dict())
@@ -174,10 +192,11 @@ def _answer(
     ask: Callable[[Index], Any],
     render: Callable[[Any], str],
     read_only: bool = True,
+    repo_key: str | None = None,
 ) -> None:
     """Open the index, ask one question of it, print the answer as JSON or text."""
     with _errors():
-        with open_index(repo, backend, read_only=read_only) as session:
+        with open_index(repo, backend, read_only=read_only, repo_key=repo_key) as session:
             result = ask(session)
         if as_json:
             _emit(result.as_dict())
@@ -192,18 +211,33 @@ def search_cmd(
     docs: Annotated[
         bool, typer.Option("--docs", help="Search doc sections and commit messages instead of definitions.")
     ] = False,
+    all_repos: Annotated[
+        bool, typer.Option("--all-repos", help="Search every repository in the (Neo4j) database, not just this one.")
+    ] = False,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid (full-text + vector) search over definitions, or over docs and commits with --docs."""
     from cg.queries.search import render_hits
     from cg.queries.sources import render_doc_hits
 
+    if docs and all_repos:
+        _fail("--all-repos searches definitions; --docs searches this repository's docs and commits")
     if docs:
-        _answer(repo, backend, as_json, lambda index: index.search_docs(query, limit), render_doc_hits)
+        _answer(
+            repo, backend, as_json, lambda index: index.search_docs(query, limit), render_doc_hits, repo_key=repo_key
+        )
     else:
-        _answer(repo, backend, as_json, lambda index: index.search(query, limit), render_hits)
+        _answer(
+            repo,
+            backend,
+            as_json,
+            lambda index: index.search(query, limit, all_repos=all_repos),
+            render_hits,
+            repo_key=repo_key,
+        )
 
 
 FORMATS = ("markdown", "json", "mermaid")
@@ -226,6 +260,7 @@ def explain_cmd(
     query: Annotated[str, typer.Argument(help='What to explain, e.g. "how is a failed payment retried?".')],
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="How many seed definitions.")] = 3,
     depth: Annotated[
         int | None, typer.Option("--depth", min=0, help="Hops of callees (callers get one more, up to the entry).")
@@ -240,7 +275,7 @@ def explain_cmd(
     with _errors():
         if output_format not in FORMATS:
             raise UserError(f"unknown --format {output_format!r} (one of {', '.join(FORMATS)})")
-        with open_index(repo, backend) as session:
+        with open_index(repo, backend, repo_key=repo_key) as session:
             result = session.explain(query, seeds=seeds, depth=depth, budget=budget)
         if as_json or output_format == "json":
             _emit(result.as_dict())
@@ -259,12 +294,13 @@ def impact_cmd(
     depth: Annotated[int, typer.Option("--depth", min=1, help="Hops of callers to list.")] = 3,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """What breaks if SYMBOL changes: callers by depth, subclasses and overrides, importers, tests."""
     from cg.queries.impact import render_impact
 
-    _answer(repo, backend, as_json, lambda index: index.impact(symbol, depth=depth), render_impact)
+    _answer(repo, backend, as_json, lambda index: index.impact(symbol, depth=depth), render_impact, repo_key=repo_key)
 
 
 @app.command("path")
@@ -275,12 +311,20 @@ def path_cmd(
     depth: Annotated[int, typer.Option("--depth", min=1, help="Longest path, in calls.")] = 6,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The shortest call paths from SOURCE to TARGET, each hop cited."""
     from cg.queries.paths import render_paths
 
-    _answer(repo, backend, as_json, lambda index: index.paths(source, target, k=k, depth=depth), render_paths)
+    _answer(
+        repo,
+        backend,
+        as_json,
+        lambda index: index.paths(source, target, k=k, depth=depth),
+        render_paths,
+        repo_key=repo_key,
+    )
 
 
 @app.command()
@@ -290,12 +334,15 @@ def callers(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many per definition.")] = 50,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Who calls SYMBOL (and who calls them, with --depth)."""
     from cg.queries.neighbours import render_neighbours
 
-    _answer(repo, backend, as_json, lambda index: index.callers(symbol, depth, limit), render_neighbours)
+    _answer(
+        repo, backend, as_json, lambda index: index.callers(symbol, depth, limit), render_neighbours, repo_key=repo_key
+    )
 
 
 @app.command()
@@ -305,12 +352,15 @@ def callees(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many per definition.")] = 50,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """What SYMBOL calls (definitions in the repo and external targets; theirs too, with --depth)."""
     from cg.queries.neighbours import render_neighbours
 
-    _answer(repo, backend, as_json, lambda index: index.callees(symbol, depth, limit), render_neighbours)
+    _answer(
+        repo, backend, as_json, lambda index: index.callees(symbol, depth, limit), render_neighbours, repo_key=repo_key
+    )
 
 
 @app.command()
@@ -320,6 +370,7 @@ def cypher(
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="name=value (JSON value or text).")] = None,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run Cypher against the graph, read-only unless --write."""
@@ -333,7 +384,15 @@ def cypher(
                 params[name] = json.loads(value)
             except json.JSONDecodeError:
                 params[name] = value
-    _answer(repo, backend, as_json, lambda index: index.cypher(query, params, write), _cypher_text, read_only=not write)
+    _answer(
+        repo,
+        backend,
+        as_json,
+        lambda index: index.cypher(query, params, write),
+        _cypher_text,
+        read_only=not write,
+        repo_key=repo_key,
+    )
 
 
 def _cypher_text(result: CypherResult) -> str:
@@ -349,6 +408,7 @@ def eval_cmd(
     mode: Annotated[str, typer.Option("--mode", help="lexical, vector, hybrid or graph (+ expansion).")] = "graph",
     repo: RepoOpt = None,
     backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """recall@5, recall@10 and MRR of the retrieval over a question file, overall and per kind."""
@@ -358,7 +418,7 @@ def eval_cmd(
         if mode not in MODES:
             raise UserError(f"unknown --mode {mode!r} (one of {', '.join(MODES)})")
         items = load_questions(questions)
-    _answer(repo, backend, as_json, lambda index: index.evaluate(items, mode), render_report)
+    _answer(repo, backend, as_json, lambda index: index.evaluate(items, mode), render_report, repo_key=repo_key)
 
 
 @app.command()
@@ -378,15 +438,26 @@ def callgraph(
 
 
 @app.command()
-def stats(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = False) -> None:
+def stats(
+    repo: RepoOpt = None, backend: BackendOpt = None, repo_key: RepoKeyOpt = None, as_json: JsonOpt = False
+) -> None:
     """Node and edge counts of the index."""
-    _answer(repo, backend, as_json, Index.stats, lambda s: "\n".join(f"{k:>10} {v}" for k, v in s.counts.items()))
+    _answer(
+        repo,
+        backend,
+        as_json,
+        Index.stats,
+        lambda s: "\n".join(f"{k:>10} {v}" for k, v in s.counts.items()),
+        repo_key=repo_key,
+    )
 
 
 @app.command()
-def status(repo: RepoOpt = None, backend: BackendOpt = None, as_json: JsonOpt = False) -> None:
+def status(
+    repo: RepoOpt = None, backend: BackendOpt = None, repo_key: RepoKeyOpt = None, as_json: JsonOpt = False
+) -> None:
     """What is indexed, from which commit, and which files changed since (what `cg index` will redo)."""
-    _answer(repo, backend, as_json, Index.status, _status_text)
+    _answer(repo, backend, as_json, Index.status, _status_text, repo_key=repo_key)
 
 
 def _status_text(st) -> str:

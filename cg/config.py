@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -70,13 +72,16 @@ class Settings:
     token_budget: int = 6000
     # history: how many of the newest commits become Commit nodes (0: none)
     history_commits: int = 200
-    # how long a second `cg index` of the same repository waits for the first before it fails (Kùzu)
+    # how long a second `cg index` of the same repository waits for the first before it fails (both stores)
     index_lock_wait: float = 60.0
     # neo4j
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_username: str = "neo4j"
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
+    # which repository the graph's nodes belong to: many share one Neo4j database (see repo_key_for)
+    repo_key: str = ""  # "" = derived from the origin remote or the directory name
+    lease_seconds: float = 60.0  # how long a writer's lock on its repository lasts without a heartbeat
 
     @property
     def index_dir(self) -> Path:
@@ -121,6 +126,8 @@ _ENV = {
     "NEO4J_USERNAME": "neo4j_username",
     "NEO4J_PASSWORD": "neo4j_password",
     "NEO4J_DATABASE": "neo4j_database",
+    "CG_REPO_KEY": "repo_key",
+    "CG_LEASE_SECONDS": "lease_seconds",
 }
 
 
@@ -205,6 +212,69 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError(f"unknown backend {settings.backend!r} (use kuzu or neo4j)")
     if settings.max_calls_per_file < 0 or settings.max_chunks_per_file < 0:
         raise ConfigError("max_calls_per_file and max_chunks_per_file must be 0 (no cap) or more")
+    settings = replace(settings, repo_key=checked_repo_key(settings.repo_key) or repo_key_for(repo))
+    if settings.lease_seconds < 5:
+        raise ConfigError(f"lease_seconds {settings.lease_seconds:g} is too short (at least 5; heartbeats renew it)")
     if settings.weight_doc > 0 and not settings.embed_docstrings:
         raise ConfigError("weight_doc > 0 ranks docstring vectors: set embed_docstrings = true (and re-index)")
     return settings
+
+
+# -- the repository key -------------------------------------------------------------------------------
+# One Neo4j database holds many repositories; every node carries its repository's key. The default must
+# be the same for one repository on every machine (a teammate's clone, CI, a server) and differ between
+# repositories: the ``origin`` remote URL does both, once normalised (scheme, user, password or token and
+# port dropped, host lower-cased, ``.git`` and slashes trimmed), so an https and an ssh clone agree and no
+# credential is ever stored. A folder below the top of its work tree appends its path inside it (a
+# monorepo's services are separate repositories). Without a remote there is nothing shared to name it
+# by, so the directory name stands in: stable where clones keep the repository's name, and
+# ``--repo-key``/``CG_REPO_KEY`` settles collisions (two checkouts named ``api``) or keeps two branches apart.
+_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")  # git@github.com:acme/shop.git
+_KEY_MAX = 200
+
+
+def normalise_remote(url: str) -> str:
+    """``https://user:token@GitHub.com:443/acme/shop.git/`` and ``git@github.com:acme/shop`` ->
+    ``github.com/acme/shop``; a local path remote keeps its path."""
+    from urllib.parse import urlsplit
+
+    url = url.strip()
+    if "://" in url:
+        parts = urlsplit(url)
+        host, path = (parts.hostname or "").lower(), parts.path
+    elif (m := _SCP_LIKE.match(url)) and not re.match(r"^[A-Za-z]:[\\/]", url):
+        host, path = m.group(1).lower(), m.group(2)
+    else:
+        host, path = "", url
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4].rstrip("/")
+    return f"{host}/{path}" if host else path
+
+
+def _git_out(repo: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, errors="replace", timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def repo_key_for(repo: Path) -> str:
+    """The default repository key of ``repo`` (why: the comment above)."""
+    remote = _git_out(repo, "config", "--get", "remote.origin.url")
+    key = normalise_remote(remote) if remote else ""
+    if key:
+        prefix = _git_out(repo, "rev-parse", "--show-prefix").strip("/")
+        key = f"{key}/{prefix}" if prefix else key
+    return checked_repo_key(key or repo.resolve().name or "root")
+
+
+def checked_repo_key(key: str) -> str:
+    """A key as given (flag, environment, settings file), refused when it cannot name a repository."""
+    key = key.strip()
+    if len(key) > _KEY_MAX or any(ord(c) < 32 or ord(c) == 127 for c in key):
+        raise ConfigError(f"repo_key {key[:40]!r}: at most {_KEY_MAX} printable characters")
+    return key

@@ -1,4 +1,4 @@
-"""The whole graph of a store as plain, comparable sets: every node with its properties (vectors
+"""The whole graph of a store's repository as plain, comparable sets: every node with its properties (vectors
 left out) and every edge with its properties. Used to check that an incremental index equals a full
 rebuild, across backends too."""
 
@@ -31,10 +31,11 @@ def dump(store) -> dict[str, set[tuple]]:
     out: dict[str, set[tuple]] = {}
     for label, props in NODES.items():
         cols = ", ".join(f"n.{p}" for p in props)
-        out[label] = {tuple(_norm(v) for v in row) for row in store._read(f"MATCH (n:{label}) RETURN {cols}")}
+        rows = store._read(f"MATCH (n:{label}) WHERE n.repo = $repo RETURN {cols}")
+        out[label] = {tuple(_norm(v) for v in row) for row in rows}
     for rel, props in EDGES.items():
         cols = "".join(f", r.{p}" for p in props)
-        rows = store._read(f"MATCH (a)-[r:{rel}]->(b) RETURN a.id, b.id{cols}")
+        rows = store._read(f"MATCH (a)-[r:{rel}]->(b) WHERE a.repo = $repo RETURN a.id, b.id{cols}")
         out[rel] = {tuple(_norm(v) for v in row) for row in rows}
     return out
 

@@ -6,6 +6,12 @@ from the closed sets of labels, relationship types and properties below, never f
 value travels as a parameter. The few statements that take a label or a vector column are functions
 that check their argument; ``cast`` is the backend's vector expression template (Kùzu stores vectors
 as ``FLOAT[dim]`` arrays, Neo4j as plain lists: ``"CAST({} AS FLOAT[8])"`` or ``"{}"``).
+
+Every node carries ``repo``, its repository's key, and every statement names ``$repo`` wherever it
+names a node's ``id`` or ``path`` (``{repo: $repo, id: r.id}``): one Neo4j database holds many
+repositories, the key (repo, id) is what is unique there, and matching on both lets Neo4j seek its
+composite index. A statement that touched a node without ``$repo`` would reach another repository's
+graph; ``tests/graph/test_store_conformance.py`` checks that each of them names it.
 """
 
 from __future__ import annotations
@@ -29,40 +35,51 @@ REL_PROPS = {
     "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
 }
 EDGE_ENDS = ("File", "Symbol", "External")  # what write_edges connects
+EDGE_SOURCES = {  # the labels each relationship type leaves from (what `stats` counts)
+    "DEFINES": ("File", "Symbol"),
+    "IMPORTS": ("File",),
+    "CALLS": ("Symbol",),
+    "INHERITS": ("Symbol",),
+    "MENTIONS": ("Doc",),
+    "TOUCHES": ("Commit",),
+}
 SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
 
 # -- meta -----------------------------------------------------------------------------------------
-GET_META = "MATCH (m:Meta {key: $key}) RETURN m.value"
-SET_META = "MERGE (m:Meta {key: $key}) SET m.value = $value"
+GET_META = "MATCH (m:Meta {repo: $repo, key: $key}) RETURN m.value"
+SET_META = "MERGE (m:Meta {repo: $repo, key: $key}) SET m.value = $value"
 
 # -- one file's nodes (write_file) -----------------------------------------------------------------
 UPSERT_FILE = (
-    "MERGE (f:File {id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
+    "MERGE (f:File {repo: $repo, id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
     " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
 )
-DELETE_STALE_SYMBOLS = "MATCH (s:Symbol) WHERE s.path = $path AND NOT s.id IN $keep DETACH DELETE s"
+DELETE_STALE_SYMBOLS = "MATCH (s:Symbol {repo: $repo, path: $path}) WHERE NOT s.id IN $keep DETACH DELETE s"
 # One file's outgoing edges (its own and its definitions'), by key: what every file write starts with. The
 # IN-list forms below serve many files at once; for one file they scan where the key form looks up (the
 # write stage measured about 10% slower on click with the IN form for every file).
-DELETE_EDGES_FROM_FILE = "MATCH (f:File {id: $path})-[r]->() DELETE r"
-DELETE_EDGES_FROM_SYMBOLS_OF = "MATCH (s:Symbol)-[r]->() WHERE s.path = $path DELETE r"
-DELETE_EDGES_FROM_FILES = "MATCH (f:File)-[r]->() WHERE f.id IN $paths DELETE r"
-DELETE_EDGES_FROM_SYMBOLS = "MATCH (s:Symbol)-[r]->() WHERE s.path IN $paths DELETE r"
+DELETE_EDGES_FROM_FILE = "MATCH (f:File {repo: $repo, id: $path})-[r]->() DELETE r"
+DELETE_EDGES_FROM_SYMBOLS_OF = "MATCH (s:Symbol {repo: $repo, path: $path})-[r]->() DELETE r"
+DELETE_EDGES_FROM_FILES = "MATCH (f:File {repo: $repo})-[r]->() WHERE f.id IN $paths DELETE r"
+DELETE_EDGES_FROM_SYMBOLS = "MATCH (s:Symbol {repo: $repo})-[r]->() WHERE s.path IN $paths DELETE r"
 # Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of
 # a file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here).
-DELETE_STALE_CHUNKS = "MATCH (c:Chunk) WHERE c.path = $path AND NOT c.id IN $keep DETACH DELETE c"
-DELETE_CHUNK_OWNERS = "MATCH (c:Chunk)-[p:PART_OF]->() WHERE c.path = $path DELETE p"
+DELETE_STALE_CHUNKS = "MATCH (c:Chunk {repo: $repo, path: $path}) WHERE NOT c.id IN $keep DETACH DELETE c"
+DELETE_CHUNK_OWNERS = "MATCH (c:Chunk {repo: $repo, path: $path})-[p:PART_OF]->() DELETE p"
 LINK_CHUNKS = (
-    "UNWIND $rows AS r MATCH (c:Chunk {id: r.id}) MATCH (s:Symbol {id: r.owner_id}) CREATE (c)-[:PART_OF]->(s)"
+    "UNWIND $rows AS r MATCH (c:Chunk {repo: $repo, id: r.id}) MATCH (s:Symbol {repo: $repo, id: r.owner_id})"
+    " CREATE (c)-[:PART_OF]->(s)"
 )
-UPSERT_EXTERNALS = "UNWIND $rows AS r MERGE (e:External {id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
+UPSERT_EXTERNALS = (
+    "UNWIND $rows AS r MERGE (e:External {repo: $repo, id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
+)
 
 
 def upsert_symbols(cast: str) -> str:
     """Symbols with their code vector; docstring vectors are set apart (SET_DOC_EMBEDDINGS) because a
     Kùzu list parameter mixing vectors and nulls does not cast."""
     return (
-        "UNWIND $rows AS r MERGE (s:Symbol {id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
+        "UNWIND $rows AS r MERGE (s:Symbol {repo: $repo, id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
         " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
         " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
         " s.search_text = r.search_text, s.parent_id = r.parent_id, s.language = r.language,"
@@ -72,12 +89,12 @@ def upsert_symbols(cast: str) -> str:
 
 
 def set_doc_embeddings(cast: str) -> str:
-    return f"UNWIND $rows AS r MATCH (s:Symbol {{id: r.id}}) SET s.doc_embedding = {cast.format('r.doc')}"
+    return f"UNWIND $rows AS r MATCH (s:Symbol {{repo: $repo, id: r.id}}) SET s.doc_embedding = {cast.format('r.doc')}"
 
 
 def upsert_chunks(cast: str) -> str:
     return (
-        "UNWIND $rows AS r MERGE (c:Chunk {id: r.id}) SET c.owner_id = r.owner_id, c.kind = r.kind,"
+        "UNWIND $rows AS r MERGE (c:Chunk {repo: $repo, id: r.id}) SET c.owner_id = r.owner_id, c.kind = r.kind,"
         " c.path = r.path, c.start_line = r.start_line, c.end_line = r.end_line, c.text = r.text,"
         f" c.search_text = r.search_text, c.embedding = {cast.format('r.embedding')}"
     )
@@ -88,39 +105,42 @@ def create_edges(rel: str, src: str, dst: str) -> str:
     if rel not in REL_PROPS or src not in EDGE_ENDS or dst not in EDGE_ENDS:
         raise ValueError(f"not a schema edge: {src}-[{rel}]->{dst}")
     return (
-        f"UNWIND $rows AS r MATCH (a:{src} {{id: r.src}}) MATCH (b:{dst} {{id: r.dst}})"
+        f"UNWIND $rows AS r MATCH (a:{src} {{repo: $repo, id: r.src}}) MATCH (b:{dst} {{repo: $repo, id: r.dst}})"
         f" CREATE (a)-[:{rel} {REL_PROPS[rel]}]->(b)"
     )
 
 
 DELETE_FILES = (  # chunks, symbols and sections first: they hang off the file by path, not by an edge
-    "MATCH (c:Chunk) WHERE c.path IN $paths DETACH DELETE c",
-    "MATCH (s:Symbol) WHERE s.path IN $paths DETACH DELETE s",
-    "MATCH (d:Doc) WHERE d.path IN $paths DETACH DELETE d",
-    "MATCH (f:File) WHERE f.id IN $paths DETACH DELETE f",
+    "MATCH (c:Chunk {repo: $repo}) WHERE c.path IN $paths DETACH DELETE c",
+    "MATCH (s:Symbol {repo: $repo}) WHERE s.path IN $paths DETACH DELETE s",
+    "MATCH (d:Doc {repo: $repo}) WHERE d.path IN $paths DETACH DELETE d",
+    "MATCH (f:File {repo: $repo}) WHERE f.id IN $paths DETACH DELETE f",
 )
-UNREFERENCED_EXTERNALS = "MATCH (e:External) WHERE NOT EXISTS { MATCH ()-[]->(e) } RETURN e.id"
-DELETE_EXTERNALS = "MATCH (e:External) WHERE e.id IN $ids DELETE e"
-FILE_SHAS = "MATCH (f:File) RETURN f.id, f.blob_sha"
+UNREFERENCED_EXTERNALS = "MATCH (e:External {repo: $repo}) WHERE NOT EXISTS { MATCH ()-[]->(e) } RETURN e.id"
+DELETE_EXTERNALS = "MATCH (e:External {repo: $repo}) WHERE e.id IN $ids DELETE e"
+FILE_SHAS = "MATCH (f:File {repo: $repo}) RETURN f.id, f.blob_sha"
 
 # -- docs and history ----------------------------------------------------------------------------------
-DELETE_STALE_DOCS = "MATCH (d:Doc) WHERE d.path = $path AND NOT d.id IN $keep DETACH DELETE d"
-DELETE_MENTIONS = "MATCH (d:Doc)-[m:MENTIONS]->() WHERE d.path IN $paths DELETE m"
+DELETE_STALE_DOCS = "MATCH (d:Doc {repo: $repo, path: $path}) WHERE NOT d.id IN $keep DETACH DELETE d"
+DELETE_MENTIONS = "MATCH (d:Doc {repo: $repo})-[m:MENTIONS]->() WHERE d.path IN $paths DELETE m"
 CREATE_MENTIONS = (
-    "UNWIND $rows AS r MATCH (d:Doc {id: r.doc}) MATCH (s:Symbol {id: r.symbol}) CREATE (d)-[:MENTIONS]->(s)"
+    "UNWIND $rows AS r MATCH (d:Doc {repo: $repo, id: r.doc}) MATCH (s:Symbol {repo: $repo, id: r.symbol})"
+    " CREATE (d)-[:MENTIONS]->(s)"
 )
-DELETE_COMMITS = "MATCH (c:Commit) WHERE c.id IN $ids DETACH DELETE c"
-COMMIT_IDS = "MATCH (c:Commit) RETURN c.id"
+DELETE_COMMITS = "MATCH (c:Commit {repo: $repo}) WHERE c.id IN $ids DETACH DELETE c"
+COMMIT_IDS = "MATCH (c:Commit {repo: $repo}) RETURN c.id"
 COMMITS_TOUCHING = (
-    "MATCH (c:Commit)-[:TOUCHES]->(s:Symbol) WHERE s.id IN $ids"
+    "MATCH (c:Commit)-[:TOUCHES]->(s:Symbol {repo: $repo}) WHERE s.id IN $ids"
     " RETURN s.id, c.id, c.short, c.author, c.committed_at, c.subject ORDER BY c.committed_at DESC, c.id"
 )
-DOCS_MENTIONING = "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id"
+DOCS_MENTIONING = (
+    "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol {repo: $repo}) WHERE s.id IN $ids RETURN s.id, d.id ORDER BY d.id"
+)
 
 
 def upsert_docs(cast: str) -> str:
     return (
-        "UNWIND $rows AS r MERGE (d:Doc {id: r.id}) SET d.path = r.path, d.title = r.title,"
+        "UNWIND $rows AS r MERGE (d:Doc {repo: $repo, id: r.id}) SET d.path = r.path, d.title = r.title,"
         " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
         f" d.search_text = r.search_text, d.embedding = {cast.format('r.embedding')}"
     )
@@ -128,7 +148,7 @@ def upsert_docs(cast: str) -> str:
 
 def upsert_commits(cast: str) -> str:
     return (
-        "UNWIND $rows AS r MERGE (c:Commit {id: r.id}) SET c.short = r.short, c.author = r.author,"
+        "UNWIND $rows AS r MERGE (c:Commit {repo: $repo, id: r.id}) SET c.short = r.short, c.author = r.author,"
         " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
         f" c.search_text = r.search_text, c.embedding = {cast.format('r.embedding')}"
     )
@@ -137,27 +157,32 @@ def upsert_commits(cast: str) -> str:
 def create_touches(label: str) -> str:
     if label not in ("File", "Symbol"):
         raise ValueError(f"a commit touches a File or a Symbol, not {label!r}")
-    return f"UNWIND $rows AS r MATCH (c:Commit {{id: r.c}}) MATCH (t:{label} {{id: r.t}}) MERGE (c)-[:TOUCHES]->(t)"
+    return (
+        "UNWIND $rows AS r MATCH (c:Commit {repo: $repo, id: r.c})"
+        f" MATCH (t:{label} {{repo: $repo, id: r.t}}) MERGE (c)-[:TOUCHES]->(t)"
+    )
 
 
 # -- reads ---------------------------------------------------------------------------------------------
-CHUNK_OWNERS = "MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id, c.owner_id"
-SYMBOLS = f"MATCH (n:Symbol) WHERE n.id IN $ids RETURN {SUMMARY}"
+CHUNK_OWNERS = "MATCH (c:Chunk {repo: $repo}) WHERE c.id IN $ids RETURN c.id, c.owner_id"
+SYMBOLS = f"MATCH (n:Symbol {{repo: $repo}}) WHERE n.id IN $ids RETURN {SUMMARY}"
 SYMBOLS_WITH_TEXT = f"{SYMBOLS}, n.text AS text, n.header AS header"
 FIND_SYMBOLS = (
-    "MATCH (n:Symbol) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
+    "MATCH (n:Symbol {repo: $repo}) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
     f" OR n.qualname ENDS WITH $suffix RETURN {SUMMARY} ORDER BY n.qualname LIMIT $k"
 )
-CALLER_COUNTS = "MATCH (a:Symbol)-[:CALLS]->(n:Symbol) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)"
-BASES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE a.id IN $ids RETURN DISTINCT a.id, b.id"
-SUBCLASSES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol) WHERE b.id IN $ids RETURN DISTINCT a.id, b.id"
-MEMBERS = f"MATCH (c:Symbol)-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {SUMMARY}"
+CALLER_COUNTS = (
+    "MATCH (a:Symbol)-[:CALLS]->(n:Symbol {repo: $repo}) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)"
+)
+BASES = "MATCH (a:Symbol {repo: $repo})-[:INHERITS]->(b:Symbol) WHERE a.id IN $ids RETURN DISTINCT a.id, b.id"
+SUBCLASSES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol {repo: $repo}) WHERE b.id IN $ids RETURN DISTINCT a.id, b.id"
+MEMBERS = f"MATCH (c:Symbol {{repo: $repo}})-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {SUMMARY}"
 IMPORTERS = (  # one statement per target label: Kùzu has no label predicate in WHERE
-    "MATCH (f:File)-[r:IMPORTS]->(t:Symbol) WHERE t.id IN $ids RETURN f.id, t.id, r.line",
-    "MATCH (f:File)-[r:IMPORTS]->(t:File) WHERE t.id IN $ids RETURN f.id, t.id, r.line",
+    "MATCH (f:File)-[r:IMPORTS]->(t:Symbol {repo: $repo}) WHERE t.id IN $ids RETURN f.id, t.id, r.line",
+    "MATCH (f:File)-[r:IMPORTS]->(t:File {repo: $repo}) WHERE t.id IN $ids RETURN f.id, t.id, r.line",
 )
 SYMBOLS_AT = (
-    "MATCH (n:Symbol) WHERE n.path = $path AND n.start_line <= $line AND n.end_line >= $line"
+    "MATCH (n:Symbol {repo: $repo, path: $path}) WHERE n.start_line <= $line AND n.end_line >= $line"
     f" RETURN {SUMMARY} ORDER BY n.end_line - n.start_line, n.start_line DESC"
 )
 # The other end's columns; External ends have only id and name (the rest come back null). labels(n) is
@@ -166,25 +191,29 @@ _CALL_COLUMNS = (
     " c.line, c.resolved_by, labels(n), n.name, n.qualname, n.kind, n.path, n.start_line, n.end_line, n.signature,"
     " n.file_kind"
 )
-CALLEES = "MATCH (a:Symbol)-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id, n.id," + _CALL_COLUMNS
-CALLERS = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol) WHERE a.id IN $ids RETURN n.id, a.id," + _CALL_COLUMNS
+CALLEES = "MATCH (a:Symbol {repo: $repo})-[c:CALLS]->(n) WHERE a.id IN $ids RETURN a.id, n.id," + _CALL_COLUMNS
+CALLERS = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol {repo: $repo}) WHERE a.id IN $ids RETURN n.id, a.id," + _CALL_COLUMNS
 
 
 def node_ids_and(label: str, prop: str) -> str:
     """Id and one property of nodes by id (search_text for BM25, a vector for exact re-scoring)."""
-    return f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id, n.{prop}"
+    return f"MATCH (n:{label} {{repo: $repo}}) WHERE n.id IN $ids RETURN n.id, n.{prop}"
 
 
 def nodes_by_id(label: str) -> str:
-    return f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n"
+    return f"MATCH (n:{label} {{repo: $repo}}) WHERE n.id IN $ids RETURN n"
 
 
 def count_nodes(label: str) -> str:
-    return f"MATCH (n:{label}) RETURN count(n)"
+    return f"MATCH (n:{label} {{repo: $repo}}) RETURN count(n)"
 
 
-def count_edges(rel: str) -> str:
-    return f"MATCH ()-[r:{rel}]->() RETURN count(r)"
+def count_edges(rel: str, src: str) -> str:
+    """Edges of type ``rel`` leaving this repository's ``src`` nodes (an edge never leaves its repository;
+    by label, so Neo4j seeks the repository index instead of scanning every repository's edges)."""
+    if src not in EDGE_SOURCES.get(rel, ()):
+        raise ValueError(f"no {rel} edges leave a {src}")
+    return f"MATCH (n:{src} {{repo: $repo}})-[r:{rel}]->() RETURN count(r)"
 
 
 def searchable(label: str) -> str:

@@ -3,10 +3,23 @@
 A backend supplies the primitives (``_read``, ``_write``, ``_write_all`` for one transaction,
 ``_cast`` for its vector columns) and what really differs: schema, reset, the vector and full-text
 index calls, raw ``cypher`` and closing. The statements themselves live in cg/graph/cypher.py.
+
+Every store serves one repository, named by its key (``repo_key``): the primitives pass it as
+``$repo`` to every statement that names it, the shared ones and a user's ``cg cypher`` alike.
+
+Kùzu carries the ``repo`` property too, although a Kùzu database lives inside its repository's
+``.cg/`` and holds only that one. Why: the statements stay written once for both backends, with no
+per-backend clause spliced in (a Neo4j-only scope would be a second dialect of every statement, and a
+statement that forgot it would be correct on Kùzu and leak on Neo4j where the tests run less often);
+the documented queries (``WHERE n.repo = $repo``) answer the same on both; and measured on Kùzu
+0.11.3 the extra equality costs nothing, since each keyed ``MATCH`` is still a primary-key lookup (or
+the same join it was). The price is one constant string per node, and a Kùzu index built under
+another key (a renamed remote, ``--repo-key``) is rebuilt by the next ``cg index``.
 """
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
@@ -29,6 +42,7 @@ from cg.graph.store import (
 from cg.model import CommitRecord, DocSection, Edge, External
 
 Statement = tuple[str, dict[str, Any]]
+_REPO_PARAM = re.compile(r"\$(?:repo\b|`repo`)")
 
 
 class CypherStore(ABC):
@@ -37,7 +51,8 @@ class CypherStore(ABC):
     backend: str
     batch_rows: int  # rows per UNWIND statement when a write is split into batches
 
-    def __init__(self) -> None:
+    def __init__(self, repo_key: str) -> None:
+        self.repo_key = repo_key
         self._dimension: int | None = None  # set by ensure_schema; else taken from the vectors written
 
     # -- per-backend primitives ----------------------------------------------------------------------
@@ -87,6 +102,13 @@ class CypherStore(ABC):
         self.close()
 
     # -- helpers -------------------------------------------------------------------------------------
+    def _params(self, query: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """``params`` with ``repo`` = this store's key when ``query`` names ``$repo`` (only then: Kùzu
+        refuses a parameter its statement does not use); a ``repo`` the caller gave wins."""
+        if _REPO_PARAM.search(query):
+            return {"repo": self.repo_key, **(params or {})}
+        return params or {}
+
     def _vector_cast(self, embeddings: np.ndarray) -> str:
         return self._cast(self._dimension or int(embeddings.shape[1]))
 
@@ -305,5 +327,6 @@ class CypherStore(ABC):
 
     def stats(self) -> dict[str, int]:
         counts = {label: int(self._read(q.count_nodes(label))[0][0]) for label in q.NODE_LABELS}
-        counts.update({rel: int(self._read(q.count_edges(rel))[0][0]) for rel in q.REL_TYPES})
+        for rel in q.REL_TYPES:
+            counts[rel] = sum(int(self._read(q.count_edges(rel, src))[0][0]) for src in q.EDGE_SOURCES[rel])
         return counts

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cg.graph.store import StoreError
+from cg.graph.store import StoreError, WriterBusy
 
 DB_NAME = "graph.kuzu"
 POINTER = "CURRENT"
@@ -183,7 +183,7 @@ class WriterLock:
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
                     os.close(fd)
-                    raise StoreError(
+                    raise WriterBusy(
                         f"another `cg index` (pid {holder}) is writing the index of {repo}; waited {wait:g}s,"
                         " try again when it has finished"
                     ) from None

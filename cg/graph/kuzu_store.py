@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from cg.config import repo_key_for
 from cg.graph.cypher import searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
@@ -33,19 +34,21 @@ _FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "C
 
 def _schema(dimension: int) -> list[str]:
     return [
-        "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
-        "CREATE NODE TABLE IF NOT EXISTS File(id STRING PRIMARY KEY, path STRING, language STRING, kind STRING,"
-        " blob_sha STRING, loc INT64, module STRING, committed_at INT64)",
-        "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, name STRING, qualname STRING, kind STRING,"
-        " path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
+        "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, repo STRING, value STRING)",
+        "CREATE NODE TABLE IF NOT EXISTS File(id STRING PRIMARY KEY, repo STRING, path STRING, language STRING,"
+        " kind STRING, blob_sha STRING, loc INT64, module STRING, committed_at INT64)",
+        "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, repo STRING, name STRING, qualname STRING,"
+        " kind STRING, path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
         f" header STRING, search_text STRING, parent_id STRING, language STRING, file_kind STRING,"
         f" blob_sha STRING, committed_at INT64, embedding FLOAT[{dimension}], doc_embedding FLOAT[{dimension}])",
-        "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, owner_id STRING, kind STRING, path STRING,"
-        f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
-        "CREATE NODE TABLE IF NOT EXISTS External(id STRING PRIMARY KEY, name STRING, resolved BOOLEAN)",
-        "CREATE NODE TABLE IF NOT EXISTS Doc(id STRING PRIMARY KEY, path STRING, title STRING, heading STRING,"
-        f" start_line INT64, end_line INT64, text STRING, search_text STRING, embedding FLOAT[{dimension}])",
-        "CREATE NODE TABLE IF NOT EXISTS Commit(id STRING PRIMARY KEY, short STRING, author STRING,"
+        "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, repo STRING, owner_id STRING, kind STRING,"
+        " path STRING, start_line INT64, end_line INT64, text STRING, search_text STRING,"
+        f" embedding FLOAT[{dimension}])",
+        "CREATE NODE TABLE IF NOT EXISTS External(id STRING PRIMARY KEY, repo STRING, name STRING, resolved BOOLEAN)",
+        "CREATE NODE TABLE IF NOT EXISTS Doc(id STRING PRIMARY KEY, repo STRING, path STRING, title STRING,"
+        " heading STRING, start_line INT64, end_line INT64, text STRING, search_text STRING,"
+        f" embedding FLOAT[{dimension}])",
+        "CREATE NODE TABLE IF NOT EXISTS Commit(id STRING PRIMARY KEY, repo STRING, short STRING, author STRING,"
         " committed_at INT64, subject STRING, message STRING, files INT64, search_text STRING,"
         f" embedding FLOAT[{dimension}])",
         "CREATE REL TABLE IF NOT EXISTS DEFINES(FROM File TO Symbol, FROM Symbol TO Symbol, line INT64)",
@@ -65,10 +68,12 @@ class KuzuStore(CypherStore):
     backend = "kuzu"
     batch_rows = 2000
 
-    def __init__(self, path: Path, read_only: bool = False) -> None:
-        """A store over one database file, written in place: what tests and benchmarks use. The
-        product opens ``KuzuIndexStore`` (generations, a writers' lock) through cg/graph/backends.py."""
-        super().__init__()
+    def __init__(self, path: Path, read_only: bool = False, repo_key: str | None = None) -> None:
+        """A store over one database file for the repository ``repo_key`` (default: the key of the
+        repository around ``path``, as the settings would derive it), written in place: what tests and
+        benchmarks use. The product opens ``KuzuIndexStore`` (generations, a writers' lock) through
+        cg/graph/backends.py."""
+        super().__init__(repo_key if repo_key is not None else repo_key_for(path.parent.parent))
         self.read_only = read_only
         self._db: kuzu.Database | None = None
         if read_only and not path.exists():
@@ -91,9 +96,17 @@ class KuzuStore(CypherStore):
             self._conn.execute(f"LOAD EXTENSION {extension}")
 
     def _check_schema(self) -> None:
-        if self.get_meta("schema") != SCHEMA_VERSION:
-            self.close()
-            raise StoreError(f"the index in {self._repo} was built by an older cg; run `cg index` to rebuild it")
+        """A reader of an index from an older cg, or built under another repository key, is one line."""
+        if not self._unkeyed() and self.get_meta("schema") == SCHEMA_VERSION:
+            return
+        other = None if self._unkeyed() else self._built_for()
+        self.close()
+        if other is not None and other != self.repo_key:
+            raise StoreError(
+                f"the index in {self._repo} was built for repository key {other!r}, not"
+                f" {self.repo_key!r} (--repo-key / CG_REPO_KEY); run `cg index` to rebuild it"
+            )
+        raise StoreError(f"the index in {self._repo} was built by an older cg; run `cg index` to rebuild it")
 
     @property
     def _repo(self) -> Path:
@@ -110,7 +123,7 @@ class KuzuStore(CypherStore):
 
     # -- primitives ------------------------------------------------------------------------------
     def _execute(self, query: str, params: dict[str, Any] | None = None) -> kuzu.QueryResult:
-        result = self._conn.execute(query, params or {})
+        result = self._conn.execute(query, self._params(query, params))
         if isinstance(result, list):  # Kùzu answers `a; b` with one result per statement
             raise StoreError("one Cypher statement at a time")
         return result
@@ -143,10 +156,23 @@ class KuzuStore(CypherStore):
     def _tables(self) -> set[str]:
         return {row[1] for row in self._read("CALL show_tables() RETURN *")}
 
+    def _unkeyed(self) -> bool:
+        """Built by a cg before repository keys (schema 6 and older): its tables have no ``repo``."""
+        if "Meta" not in self._tables():
+            return False
+        return "repo" not in {row[1] for row in self._read("CALL table_info('Meta') RETURN *")}
+
+    def _built_for(self) -> str | None:
+        """The key of the repository this database was built for (one per Kùzu database), if any."""
+        if "Meta" not in self._tables():
+            return None
+        rows = self._read("MATCH (m:Meta) WHERE m.key = 'schema' RETURN m.repo")
+        return rows[0][0] if rows else None
+
     def ensure_schema(self, dimension: int) -> None:
         self._dimension = dimension
-        if "Meta" in self._tables() and self.get_meta("schema") != SCHEMA_VERSION:
-            self.reset()  # built by an older cg: start over
+        if self._unkeyed() or ("Meta" in self._tables() and self.get_meta("schema") != SCHEMA_VERSION):
+            self.reset()  # built by an older cg, or for another repository key: start over
             self._dimension = dimension
         tables = self._tables()
         if "Symbol" in tables:
@@ -165,6 +191,11 @@ class KuzuStore(CypherStore):
         self.set_meta("dimension", str(dimension))
         self.set_meta("schema", SCHEMA_VERSION)
 
+    def lease(self, wait: float = 0.0) -> AbstractContextManager[None]:
+        """Nothing to take: Kùzu's own file lock already lets one process at a time open the database
+        for writing, and the database holds this repository alone."""
+        return nullcontext()
+
     def reset(self) -> None:
         self._close_db()
         for f in (self.path, self.path.with_name(self.path.name + ".wal")):
@@ -179,8 +210,8 @@ class KuzuStore(CypherStore):
         if not analyzed_query.strip():
             return []
         rows = self._read(
-            f"CALL QUERY_FTS_INDEX('{searchable(label)}', '{_FTS_INDEX[label]}', $q) RETURN node.id, score"
-            " ORDER BY score DESC LIMIT $k",
+            f"CALL QUERY_FTS_INDEX('{searchable(label)}', '{_FTS_INDEX[label]}', $q) WITH node, score"
+            " WHERE node.repo = $repo RETURN node.id, score ORDER BY score DESC LIMIT $k",
             {"q": analyzed_query, "k": limit},
         )
         return [(r[0], float(r[1])) for r in rows]
@@ -191,7 +222,7 @@ class KuzuStore(CypherStore):
         vector_prop(label, prop)
         dim = int(embedding.shape[0])
         rows = self._read(
-            f"MATCH (n:{label}) WHERE n.{prop} IS NOT NULL"
+            f"MATCH (n:{label}) WHERE n.repo = $repo AND n.{prop} IS NOT NULL"
             f" WITH n, array_cosine_similarity(n.{prop}, CAST($q AS FLOAT[{dim}])) AS score"
             " RETURN n.id, score ORDER BY score DESC LIMIT $k",
             {"q": embedding.astype(float).tolist(), "k": limit},
@@ -209,6 +240,15 @@ class KuzuStore(CypherStore):
         except RuntimeError as exc:
             raise StoreError(str(exc).splitlines()[0]) from exc
         return result.get_column_names(), _rows(result)
+
+    def repositories(self) -> list[str]:
+        """A Kùzu database holds one repository: this one, once it is indexed."""
+        return [self.repo_key] if self.get_meta("schema") is not None else []
+
+    def for_repo(self, key: str) -> KuzuStore:
+        if key != self.repo_key:
+            raise StoreError(f"a Kùzu index holds one repository ({self.repo_key!r}), not {key!r}")
+        return self
 
     def close(self) -> None:
         self._close_db()
@@ -228,8 +268,10 @@ class KuzuIndexStore(KuzuStore):
     generation (a copy, or empty for a full run) that becomes current only when the run ends well,
     so a reader sees the previous complete graph or the new one, never a part."""
 
-    def __init__(self, generations: Generations, read_only: bool = False, lock_wait: float = 60.0) -> None:
-        CypherStore.__init__(self)
+    def __init__(
+        self, generations: Generations, repo_key: str, read_only: bool = False, lock_wait: float = 60.0
+    ) -> None:
+        CypherStore.__init__(self, repo_key)
         self.generations = generations
         self.read_only = read_only
         self._db = None

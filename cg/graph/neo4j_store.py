@@ -8,10 +8,17 @@ previous graph until it commits), and every value travels as a parameter. Vector
 the cosine so both backends return the same scale), full-text uses a Lucene index with the
 whitespace analyzer over the tokens our own analyzer wrote (cg/lexical.py), so index-time and
 query-time analysis are the same code on both backends.
+
+One database holds many repositories (docs/neo4j.md): every node carries its repository's key, the
+unique constraints are on (repo, id), and this store reads and writes only ``settings.repo_key``'s
+nodes. The vector and full-text indexes are the database's, shared by every repository, and answer a
+global top-k; ``_scoped_hits`` asks them for more until k of this repository's nodes are found or the
+index has nothing more to give. A writer holds its repository's lease (cg/graph/lease.py).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from collections.abc import Callable, Iterator
@@ -24,12 +31,15 @@ from cg.config import Settings
 from cg.graph import cypher as q
 from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
+from cg.graph.lease import Lease, already_exists
 from cg.graph.readonly import QueryRefused, plan_query, vet
 from cg.graph.store import SCHEMA_VERSION, StoreError
 
-# Every node cg writes; a full run deletes them inside its transaction, ``reset`` in batches of its own.
-_GRAPH_NODES = "MATCH (n) WHERE n:File OR n:Symbol OR n:Chunk OR n:External OR n:Meta OR n:Doc OR n:Commit"
-_DELETE_GRAPH = f"{_GRAPH_NODES} DETACH DELETE n"
+# This repository's nodes, label by label (each seeks the label's repo index): a full run deletes them
+# inside its transaction, ``reset`` in batches of its own.
+_DELETE_GRAPH = tuple(f"MATCH (n:{label} {{repo: $repo}}) DETACH DELETE n" for label in (*NODE_LABELS, "Meta"))
+# The run still holds its repository's lease, checked inside its transaction just before the commit.
+_STILL_HELD = "MATCH (l:IndexLock {repo: $repo}) WHERE l.token = $token RETURN count(l)"
 VECTOR_INDEXES = {
     ("Symbol", "embedding"): "symbol_embedding",
     ("Symbol", "doc_embedding"): "symbol_doc_embedding",
@@ -39,6 +49,29 @@ VECTOR_INDEXES = {
 }  # one per cypher.VECTOR_PROPS
 _KINDS = {"rw": "a read and a write", "w": "a write", "s": "a schema change", "dbms": "a server command"}
 FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
+# (label, properties) of the range indexes beside the (repo, id) constraints: the keyed lookups by path and
+# by name, repository first so every seek stays inside one repository; and the repository alone, for what
+# reads a whole repository (file_shas, stats, prune_externals, reset), which Neo4j 5.26 does not answer
+# from the prefix of a composite index (EXPLAIN shows a label scan).
+LOOKUP_INDEXES = {
+    "symbol_repo_path": ("Symbol", ("repo", "path")),
+    "symbol_repo_name": ("Symbol", ("repo", "name")),
+    "symbol_repo_qualname": ("Symbol", ("repo", "qualname")),
+    "chunk_repo_path": ("Chunk", ("repo", "path")),
+    "doc_repo_path": ("Doc", ("repo", "path")),
+    **{f"{label.lower()}_repo": (label, ("repo",)) for label in (*NODE_LABELS, "Meta")},
+}
+# What schema 6 and older created: one unique id per label (two repositories could not share an id) and
+# single-property lookups. Dropped, with every node that has no repository, when a database is first
+# used by this version.
+LEGACY_SCHEMA = (
+    *(f"DROP CONSTRAINT {label.lower()}_id_unique IF EXISTS" for label in NODE_LABELS),
+    "DROP CONSTRAINT meta_key_unique IF EXISTS",
+    *(
+        f"DROP INDEX {name} IF EXISTS"
+        for name in ("symbol_path", "symbol_name", "symbol_qualname", "chunk_path", "doc_path")
+    ),
+)
 
 # A lost server must fail fast and in one line: the driver's defaults retry a transaction for 30 s,
 # logging a warning per attempt, and wait up to 60 s to acquire a connection. cg runs one command
@@ -77,9 +110,12 @@ class Neo4jStore(CypherStore):
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
-        super().__init__()
+        super().__init__(settings.repo_key)
         self._neo4j = neo4j
         self._tx: neo4j.Transaction | None = None  # the run's transaction, while one is open
+        self._lease_seconds = settings.lease_seconds
+        self._lease: Lease | None = None
+        self._owns_driver = True  # False in a view of another repository (for_repo)
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # "label does not exist" etc.
         # the driver logs each retry as a warning and each dropped connection as an error; the failure
         # itself reaches the user as one StoreError line (or a Neo4jError), so its logs stay quiet
@@ -103,43 +139,53 @@ class Neo4jStore(CypherStore):
             raise StoreError(f"Neo4j at {self.uri} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD)") from exc
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise StoreError(f"bad NEO4J_URI {self.uri!r}: {_first_line(exc)}") from exc
-        if read_only:  # a run that never committed left nothing, so no Meta: say so, answer nothing
-            schema = self.get_meta("schema")
-            if schema != SCHEMA_VERSION:
-                self.close()
-                raise StoreError(
-                    f"no complete index yet in Neo4j at {self.uri}; run `cg index`"
-                    if schema is None
-                    else f"the index in Neo4j at {self.uri} was built by an older cg; run `cg index` to rebuild it"
-                )
+        if read_only:
+            self._check_indexed()
+
+    def _check_indexed(self) -> None:
+        """A reader of a repository with no complete graph here (a first run that never committed left
+        nothing, not even Meta; or one an older cg built) is one line, not an empty answer."""
+        built = self.get_meta("schema")
+        if built == SCHEMA_VERSION:
+            return
+        self.close()
+        where = f"Neo4j database {self.database!r} at {self.uri}"
+        if built is None:
+            raise StoreError(
+                f"no complete index yet of repository {self.repo_key!r} in {where} (--repo-key / CG_REPO_KEY"
+                " names another?); run `cg index`"
+            )
+        raise StoreError(f"the graph of {self.repo_key!r} in {where} was built by an older cg; run `cg index`")
 
     # -- primitives ------------------------------------------------------------------------------
     @_server_lost
     def _read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         if self._tx is not None:  # inside a run: read its own writes
-            return [list(r.values()) for r in self._tx.run(query, params or {})]
+            return [list(r.values()) for r in self._tx.run(query, self._params(query, params))]
         records, _, _ = self._driver.execute_query(
-            query, params or {}, database_=self.database, routing_=self._neo4j.RoutingControl.READ
+            query, self._params(query, params), database_=self.database, routing_=self._neo4j.RoutingControl.READ
         )
         return [list(r.values()) for r in records]
 
     @_server_lost
     def _write(self, query: str, params: dict[str, Any] | None = None) -> None:
+        self._check_lease()
         if self._tx is not None:
-            self._tx.run(query, params or {}).consume()
+            self._tx.run(query, self._params(query, params)).consume()
             return
-        self._driver.execute_query(query, params or {}, database_=self.database)
+        self._driver.execute_query(query, self._params(query, params), database_=self.database)
 
     @_server_lost
     def _write_all(self, statements: list[Statement]) -> None:
+        self._check_lease()
         if self._tx is not None:  # already all or nothing: the run's transaction
             for query, params in statements:
-                self._tx.run(query, params).consume()
+                self._tx.run(query, self._params(query, params)).consume()
             return
 
         def work(tx) -> None:  # a managed transaction: the driver retries it on transient failures
             for query, params in statements:
-                tx.run(query, params).consume()
+                tx.run(query, self._params(query, params)).consume()
 
         with self._driver.session(database=self.database) as session:
             session.execute_write(work)
@@ -163,11 +209,13 @@ class Neo4jStore(CypherStore):
                 self._tx = tx
                 try:
                     if full:
-                        tx.run(_DELETE_GRAPH).consume()
+                        for statement in _DELETE_GRAPH:
+                            tx.run(statement, {"repo": self.repo_key}).consume()
                     if dimension is not None:
                         self._write(q.SET_META, {"key": "dimension", "value": str(dimension)})
                         self._write(q.SET_META, {"key": "schema", "value": SCHEMA_VERSION})
                     yield
+                    self._confirm_lease(tx)
                     tx.commit()
                 except BaseException:
                     if not tx.closed():
@@ -190,70 +238,168 @@ class Neo4jStore(CypherStore):
         self.set_meta("schema", SCHEMA_VERSION)
 
     def _create_indexes(self, dimension: int, replace_vectors: bool) -> None:
-        """Constraints, property, vector and full-text indexes, each only when missing. Vector indexes
-        of another width are an error, or dropped first when ``replace_vectors`` (a full run)."""
+        """Constraints, property, vector and full-text indexes, each only when missing (outside any
+        transaction that writes data, as Neo4j requires). This repository's graph from an older cg is
+        removed first; vectors of another width are an error, unless ``replace_vectors`` (a full run)."""
+        self._forget_legacy_graph()
+        built = self.get_meta("schema")
+        if built is not None and built != SCHEMA_VERSION:
+            self.reset()  # this repository's graph is from an older cg: start it over (the others stay)
         current = self.get_meta("dimension")
-        if current is not None and int(current) != dimension:
-            if not replace_vectors:
-                raise StoreError(
-                    f"the graph holds {current}-d embeddings but the model gives {dimension}-d; "
-                    "rebuild with `cg index --rebuild`"
-                )
-            for index in VECTOR_INDEXES.values():
-                self._write(f"DROP INDEX {index} IF EXISTS")
+        if current is not None and int(current) != dimension and not replace_vectors:
+            raise StoreError(
+                f"the graph holds {current}-d embeddings but the model gives {dimension}-d; "
+                "rebuild with `cg index --rebuild`"
+            )  # a full run rebuilds: _fit_vector_indexes remakes the indexes unless others use them
         self._dimension = int(dimension)
         for label in (*NODE_LABELS, "Meta"):
             key = "key" if label == "Meta" else "id"
-            self._write(
-                f"CREATE CONSTRAINT {label.lower()}_{key}_unique IF NOT EXISTS"
-                f" FOR (n:{label}) REQUIRE n.{key} IS UNIQUE"
+            self._ddl(
+                f"CREATE CONSTRAINT {label.lower()}_repo_{key}_unique IF NOT EXISTS"
+                f" FOR (n:{label}) REQUIRE (n.repo, n.{key}) IS UNIQUE"
             )
-        self._write("CREATE INDEX symbol_path IF NOT EXISTS FOR (n:Symbol) ON (n.path)")
-        self._write("CREATE INDEX symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)")
-        self._write("CREATE INDEX symbol_qualname IF NOT EXISTS FOR (n:Symbol) ON (n.qualname)")
-        self._write("CREATE INDEX chunk_path IF NOT EXISTS FOR (n:Chunk) ON (n.path)")
-        self._write("CREATE INDEX doc_path IF NOT EXISTS FOR (n:Doc) ON (n.path)")
+        for name, (label, props) in LOOKUP_INDEXES.items():
+            on = ", ".join(f"n.{prop}" for prop in props)
+            self._ddl(f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({on})")
+        self._fit_vector_indexes(self._dimension)
         for (label, prop), index in VECTOR_INDEXES.items():
-            self._write(
+            self._ddl(
                 f"CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (n:{label}) ON n.{prop}"
                 f" OPTIONS {{indexConfig: {{`vector.dimensions`: {self._dimension},"
                 " `vector.similarity_function`: 'cosine'}}"
             )
         for label, index in FULLTEXT_INDEXES.items():
-            self._write(
+            self._ddl(
                 f"CREATE FULLTEXT INDEX {index} IF NOT EXISTS FOR (n:{label}) ON EACH [n.search_text]"
                 " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
             )
         self._write("CALL db.awaitIndexes(300)")
 
+    def _forget_legacy_graph(self) -> None:
+        """A graph written before repository keys (schema 6 and older) belongs to no repository and its
+        one-id-per-label constraints would refuse a second repository's ``README.md``: its nodes and
+        constraints are removed (the next ``cg index`` of that repository rebuilds it, keyed)."""
+        legacy = {f"{label.lower()}_id_unique" for label in NODE_LABELS} | {"meta_key_unique"}
+        names = {r[0] for r in self._read("SHOW CONSTRAINTS YIELD name RETURN name")}
+        if not names & legacy and not self._read("MATCH (m:Meta) WHERE m.repo IS NULL RETURN m.key LIMIT 1"):
+            return
+        for label in (*NODE_LABELS, "Meta"):
+            self._auto_commit(
+                f"MATCH (n:{label}) WHERE n.repo IS NULL CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+            )
+        for statement in LEGACY_SCHEMA:
+            self._ddl(statement)
+
+    def _fit_vector_indexes(self, dimension: int) -> None:
+        """The vector indexes have one dimension for the whole database. When they were made for another
+        one: remade if no other repository uses them, else one line (the model must match theirs)."""
+        rows = self._read(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name IN $names"
+            " RETURN name, options.indexConfig['vector.dimensions']",
+            {"names": list(VECTOR_INDEXES.values())},
+        )
+        wrong = [name for name, dim in rows if dim is not None and int(dim) != dimension]
+        if not wrong:
+            return
+        others = [r[0] for r in self._read(_OTHER_REPOSITORIES, {"repo": self.repo_key})]
+        if others:
+            have = next(int(dim) for name, dim in rows if name in wrong)
+            raise StoreError(
+                f"the vector indexes of Neo4j database {self.database!r} hold {have}-d vectors for"
+                f" {', '.join(repr(o) for o in others[:3])}{' and more' if len(others) > 3 else ''}; the model"
+                f" gives {dimension}-d: use a {have}-d model or a database of its own (NEO4J_DATABASE)"
+            )
+        for name in wrong:
+            self._ddl(f"DROP INDEX {name} IF EXISTS")
+
+    def _ddl(self, statement: str) -> None:
+        """A schema statement; writers of other repositories may run the same one at the same moment,
+        and ``IF NOT EXISTS`` / ``IF EXISTS`` then lose the race with an error that means it is done."""
+        from neo4j.exceptions import ClientError
+
+        try:
+            self._write(statement)
+        except ClientError as exc:
+            if not (already_exists(exc) or str(exc.code).endswith("NotFound")):
+                raise
+
+    def _auto_commit(self, query: str, params: dict[str, Any] | None = None) -> None:
+        """A statement that commits as it goes (``CALL ... IN TRANSACTIONS`` runs only outside one)."""
+        self._check_lease()
+        with self._driver.session(database=self.database) as session:
+            session.run(query, self._params(query, params)).consume()
+
     @_server_lost
     def reset(self) -> None:
-        with self._driver.session(database=self.database) as session:  # CALL IN TRANSACTIONS: auto-commit
-            session.run(f"{_GRAPH_NODES} CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS").consume()
-        for index in (*VECTOR_INDEXES.values(), *FULLTEXT_INDEXES.values()):
-            self._write(f"DROP INDEX {index} IF EXISTS")
+        """Remove this repository's graph; the other repositories', the shared indexes and the lease stay."""
+        for label in (*NODE_LABELS, "Meta"):
+            self._auto_commit(
+                f"MATCH (n:{label} {{repo: $repo}}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+            )
+
+    # -- the lease -----------------------------------------------------------------------------------
+    @contextmanager
+    def lease(self, wait: float = 0.0) -> Iterator[None]:
+        """Hold this repository's write lease for the block (cg/graph/lease.py); LeaseHeld when another
+        writer has it and ``wait`` seconds did not see it free."""
+
+        def run(query: str, params: dict[str, Any]) -> list[list[Any]]:
+            records, _, _ = self._driver.execute_query(query, params, database_=self.database)
+            return [list(r.values()) for r in records]
+
+        with Lease(run, self.repo_key, self._lease_seconds, wait) as held:
+            self._lease = held
+            try:
+                yield
+            finally:
+                self._lease = None
+
+    def _check_lease(self) -> None:
+        if self._lease is not None:
+            self._lease.check()
+
+    def _confirm_lease(self, tx: Any) -> None:
+        """Inside the run's transaction, just before it commits: the lease is still this run's (a
+        writer whose lease ran out while it was paused must not commit over its successor's graph)."""
+        if self._lease is None:
+            return
+        self._lease.check()
+        held = tx.run(_STILL_HELD, {"repo": self.repo_key, "token": self._lease.token}).single()
+        if not held or not held[0]:
+            raise StoreError(f"stopped writing repository {self.repo_key!r}: its lease passed to another writer")
 
     # -- reads -----------------------------------------------------------------------------------
+    def _scoped_hits(self, call: str, params: dict[str, Any], limit: int) -> list[tuple[str, float]]:
+        """This repository's top ``limit`` of an index ``call`` that ranks every repository's nodes:
+        fetch ``limit``, then four times more each round, until ``limit`` of ours are among them or the
+        index returned fewer than asked (it has no more). One round when the database holds one
+        repository; about log4(share) more when ours is a small share of it."""
+        fetch = max(limit, 1)
+        while True:
+            seen, hits = self._read(
+                f"{call} WITH count(*) AS seen,"
+                " collect(CASE WHEN node.repo = $repo THEN [node.id, score] END) AS hits RETURN seen, hits",
+                {**params, "fetch": fetch},
+            )[0]
+            if len(hits) >= limit or seen < fetch:
+                ranked = sorted(((h[0], float(h[1])) for h in hits), key=lambda h: (-h[1], h[0]))
+                return ranked[:limit]
+            fetch *= 4
+
     def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
         index = FULLTEXT_INDEXES[searchable(label)]
-        rows = self._read(
-            f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: $k}}) YIELD node, score"
-            " RETURN node.id, score ORDER BY score DESC, node.id LIMIT $k",
-            {"q": analyzed_query, "k": limit},
-        )
-        return [(r[0], float(r[1])) for r in rows]
+        call = f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: $fetch}}) YIELD node, score"
+        return self._scoped_hits(call, {"q": analyzed_query}, limit)
 
     def vector(
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
     ) -> list[tuple[str, float]]:
-        rows = self._read(
-            f"CALL db.index.vector.queryNodes('{VECTOR_INDEXES[vector_prop(label, prop)]}', $k, $q) YIELD node, score"
-            " RETURN node.id, score ORDER BY score DESC, node.id",
-            {"k": limit, "q": [float(x) for x in embedding]},
-        )
-        return [(r[0], 2.0 * float(r[1]) - 1.0) for r in rows]  # (1 + cos) / 2 -> cos
+        index = VECTOR_INDEXES[vector_prop(label, prop)]
+        call = f"CALL db.index.vector.queryNodes('{index}', $fetch, $q) YIELD node, score"
+        hits = self._scoped_hits(call, {"q": [float(x) for x in embedding]}, limit)
+        return [(node_id, 2.0 * score - 1.0) for node_id, score in hits]  # (1 + cos) / 2 -> cos
 
     @_server_lost
     def cypher(
@@ -265,32 +411,50 @@ class Neo4jStore(CypherStore):
         mode = self._neo4j.WRITE_ACCESS if write else self._neo4j.READ_ACCESS
         if write and self._tx is not None:  # `cg cypher --write` is a run of its own (cg/api.py)
             try:
-                result = self._tx.run(query, params or {})
+                result = self._tx.run(query, self._params(query, params))
                 return list(result.keys()), [[_plain(v) for v in record.values()] for record in result]
             except Neo4jError as exc:
                 raise StoreError(_first_line(exc.message or str(exc))) from exc
         try:
             with self._driver.session(database=self.database, default_access_mode=mode) as session:
                 if not write:  # the second gate: Neo4j's own planner must call it a read ("r")
-                    kind = str(session.run(plan_query(query), params or {}).consume().query_type)
+                    plan = session.run(plan_query(query), self._params(query, params)).consume()
+                    kind = str(plan.query_type)
                     if kind != "r":
                         raise QueryRefused(
                             f"read-only Cypher refuses this query: Neo4j plans it as {_KINDS.get(kind, kind)}"
                         )
-                result = session.run(query, params or {})
+                result = session.run(query, self._params(query, params))
                 columns = list(result.keys())
                 rows = [[_plain(v) for v in record.values()] for record in result]
         except Neo4jError as exc:
             raise StoreError(_first_line(exc.message or str(exc))) from exc
         return columns, rows
 
+    # -- the other repositories ------------------------------------------------------------------------
+    def repositories(self) -> list[str]:
+        return [r[0] for r in self._read(_REPOSITORIES)]
+
+    def for_repo(self, key: str) -> Neo4jStore:
+        """A reader of repository ``key`` over this store's connection (closing it leaves that open)."""
+        view = copy.copy(self)
+        view.repo_key, view._lease, view._owns_driver = key, None, False
+        return view
+
     def close(self) -> None:
         from neo4j.exceptions import DriverError
 
+        if not self._owns_driver:
+            return
         try:
             self._driver.close()
         except (DriverError, OSError):  # the server is already gone: nothing left to release
             pass
+
+
+# The repositories that hold a graph in this database (their schema marker), all or the others.
+_REPOSITORIES = "MATCH (m:Meta) WHERE m.key = 'schema' RETURN m.repo ORDER BY m.repo"
+_OTHER_REPOSITORIES = "MATCH (m:Meta) WHERE m.key = 'schema' AND m.repo <> $repo RETURN m.repo ORDER BY m.repo"
 
 
 def _plain(value: Any) -> Any:

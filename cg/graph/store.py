@@ -18,10 +18,10 @@ import numpy as np
 from cg.errors import CgError
 from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
 
-# Bumped whenever the tables or what the extractors emit change (6: Python module constants): an index
-# from an older cg is rebuilt by `cg index` (it is derived data, and the embedding cache makes the
-# rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "6"
+# Bumped whenever the tables or what the extractors emit change (6: Python module constants; 7: a
+# repository key on every node): an index from an older cg is rebuilt by `cg index` (it is derived data,
+# and the embedding cache makes the rebuild cheap) and refused with one line by queries.
+SCHEMA_VERSION = "7"
 SYMBOL_FIELDS = (
     "id",
     "name",
@@ -68,6 +68,13 @@ def edge_row(e: Edge) -> dict[str, Any]:
 
 class StoreError(CgError, RuntimeError):
     """A storage failure a user can act on (server down, bad Cypher): a one-line message."""
+
+
+class WriterBusy(StoreError):
+    """Another run is writing this repository's index and did not finish within the wait: one line
+    naming it, exit 75 (EX_TEMPFAIL: try again later), on both stores."""
+
+    exit_code = 75
 
 
 @dataclass
@@ -194,6 +201,7 @@ class StoreHandle(Protocol):
     counts), and closing (``with open_store(...) as store:`` closes it too)."""
 
     backend: str
+    repo_key: str  # the repository whose nodes this store reads and writes (one Neo4j database holds many)
 
     def get_meta(self, key: str) -> str | None: ...
     def file_shas(self) -> dict[str, str]:
@@ -211,7 +219,13 @@ class GraphWriter(StoreHandle, Protocol):
     """What ingest calls: the schema, the nodes and edges of files, docs and history, and what is stored."""
 
     def ensure_schema(self, dimension: int) -> None: ...
-    def reset(self) -> None: ...
+    def reset(self) -> None:
+        """Remove this repository's graph (on Neo4j, the other repositories' stay)."""
+
+    def lease(self, wait: float = 0.0) -> AbstractContextManager[None]:
+        """Hold the repository for one writer while the block runs; a second writer gets a one-line
+        CgError (after up to ``wait`` seconds of polling)."""
+
     def set_meta(self, key: str, value: str) -> None: ...
 
     def run(self, full: bool, dimension: int | None = None) -> AbstractContextManager[None]:
@@ -307,6 +321,12 @@ class GraphReader(StoreHandle, Protocol):
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
     ) -> tuple[list[str], list[list[Any]]]:
         """Run a user's Cypher: (columns, rows); read-only unless ``write``; errors as StoreError."""
+
+    def repositories(self) -> list[str]:
+        """The keys of the repositories with a graph in this database (Kùzu: this one)."""
+
+    def for_repo(self, key: str) -> GraphReader:
+        """A reader of repository ``key`` in the same database, over this connection."""
 
 
 class GraphStore(GraphWriter, GraphReader, Protocol):

@@ -50,10 +50,12 @@ class Hit:
     score: float
     symbol: dict[str, Any]
     ranks: dict[str, int] = field(default_factory=dict)  # arm -> 1-based rank
+    repo: str | None = None  # the repository's key, in a search across all of them
 
     def as_dict(self, with_text: bool = False) -> dict[str, Any]:
         keys = ("qualname", "kind", "path", "start_line", "end_line", "signature", "docstring")
         data = {
+            **({"repo": self.repo} if self.repo is not None else {}),
             "id": self.id,
             **{k: self.symbol.get(k) for k in keys},
             "score": round(self.score, 6),
@@ -82,7 +84,8 @@ def render_hits(result: SearchResult) -> str:
     lines = []
     for n, h in enumerate(result.hits, 1):
         s = h.symbol
-        lines.append(f"{n:>2}. {h.score:.4f}  {s['qualname']} ({s['kind']}) {citation(s)}")
+        where = f"[{h.repo}] " if h.repo is not None else ""
+        lines.append(f"{n:>2}. {h.score:.4f}  {where}{s['qualname']} ({s['kind']}) {citation(s)}")
         if s.get("docstring"):
             lines.append(f"      {s['docstring'].splitlines()[0]}")
     return "\n".join(lines)

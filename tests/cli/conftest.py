@@ -7,13 +7,13 @@ import pytest
 from tests.conftest import cg_command
 
 _SUMMARY: dict[str, str] = {}
-_SENTINEL = "MATCH (s:Symbol {id: 'shop/payments/retry.py::schedule_payment_retry'}) RETURN count(s) AS n"
+_SENTINEL = "MATCH (s:Symbol {repo: $repo, id: 'shop/payments/retry.py::schedule_payment_retry'}) RETURN count(s) AS n"
 
 
 @pytest.fixture
 def neo4j_shop(shop_copy):
-    """The shop copy indexed into the shared Neo4j server. The store conformance suite empties that
-    server between its tests, so the index is rebuilt whenever it is no longer there."""
+    """The shop copy indexed into the shared Neo4j server (as repository ``shop``, its directory's name);
+    rebuilt whenever it is no longer there."""
     from tests.cli.test_cli_neo4j import NEO4J
 
     asked = cg_command("cypher", _SENTINEL, "--json", "--repo", str(shop_copy), env=NEO4J, check=False)

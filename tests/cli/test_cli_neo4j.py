@@ -46,7 +46,10 @@ class TestOnNeo4j:
     def test_same_graph_as_the_embedded_store(self, neo4j_shop, indexed_shop):
         repo, _ = neo4j_shop
         kuzu_repo, _ = indexed_shop
-        query = "MATCH (a:Symbol)-[c:CALLS]->(b) RETURN a.id AS src, b.id AS dst, c.line AS line ORDER BY src, dst"
+        query = (
+            "MATCH (a:Symbol {repo: $repo})-[c:CALLS]->(b)"
+            " RETURN a.id AS src, b.id AS dst, c.line AS line ORDER BY src, dst"
+        )
         on_neo4j = json.loads(cg_command("cypher", query, "--json", "--repo", str(repo), env=NEO4J).stdout)
         on_kuzu = json.loads(cg_command("cypher", query, "--json", "--repo", str(kuzu_repo)).stdout)
         assert on_neo4j == on_kuzu and len(on_neo4j) > 300

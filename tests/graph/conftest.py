@@ -24,10 +24,15 @@ def store_factory(request, tmp_path: Path):
 
             store = Neo4jStore(neo4j_settings(tmp_path), read_only=read_only)
             if not opened:
-                store.reset()  # the server is shared by the whole run: start each test empty
+                store.reset()  # the server is shared by the whole run: start this test's repository empty
         opened.append(store)
         return store
 
     yield open_store
     for s in opened:
         s.close()
+    if request.param == "neo4j":  # leave the shared server as it was: this test's repository removed
+        from cg.graph.neo4j_store import Neo4jStore
+
+        with Neo4jStore(neo4j_settings(tmp_path)) as cleaner:
+            cleaner.reset()

@@ -15,7 +15,7 @@ from cg.graph.store import FileWrite, GraphStore, StoreError
 from cg.lexical import analyze_text
 from cg.model import Chunk, Edge, External, FileRecord, Symbol
 
-DIM = 8
+DIM = 384  # the default model's width: on Neo4j the vector indexes are the database's, shared with the other tests
 
 
 def vec(*hot: int) -> np.ndarray:
@@ -101,7 +101,7 @@ def test_an_ambiguous_call_keeps_its_candidate_count(store_factory):
         [Edge("CALLS", HANDLER.id, "report_failure", "Symbol", "External", 71, "ambiguous", 0.0, candidates=2)]
     )
     _, rows = store_factory(read_only=True).cypher(
-        "MATCH (a:Symbol)-[c:CALLS]->(e:External) WHERE e.id = 'report_failure'"
+        "MATCH (a:Symbol)-[c:CALLS]->(e:External {repo: $repo}) WHERE e.id = 'report_failure'"
         " RETURN a.id, c.resolved_by, c.candidates"
     )
     assert [list(r) for r in rows] == [[HANDLER.id, "ambiguous", 2]]
@@ -159,7 +159,8 @@ def test_read_only_cypher_refuses_writes(store_factory):
     populate(store)
     reader = store_factory(read_only=True)
     columns, rows = reader.cypher(
-        "MATCH (a:Symbol)-[:CALLS]->(b:Symbol) RETURN a.name AS caller, b.name AS callee ORDER BY caller"
+        "MATCH (a:Symbol)-[:CALLS]->(b:Symbol) WHERE a.repo = $repo"
+        " RETURN a.name AS caller, b.name AS callee ORDER BY caller"
     )
     assert columns == ["caller", "callee"]
     assert rows == [
@@ -222,7 +223,7 @@ def test_repeated_externals_keep_their_own_names(store_factory):
         [Edge("CALLS", RETRY.id, n, "Symbol", "External", 100 + i, "jedi") for i, n in enumerate(names)],
         [External(n, n.rsplit(".", 1)[-1]) for n in names],
     )
-    columns, rows = _read_cypher(store_factory, "MATCH (e:External) RETURN e.id, e.name ORDER BY e.id")
+    columns, rows = _read_cypher(store_factory, "MATCH (e:External {repo: $repo}) RETURN e.id, e.name ORDER BY e.id")
     assert [tuple(r) for r in rows] == [(n, n.rsplit(".", 1)[-1]) for n in sorted(set(names))]
 
 
@@ -372,3 +373,27 @@ def test_both_backends_implement_the_whole_protocol():
         missing = {name for name in wanted if not hasattr(store_class, name)}
         assert not missing, f"{store_class.__name__} lacks {sorted(missing)}"
         assert not getattr(store_class, "__abstractmethods__", None)
+
+
+def test_every_shared_statement_names_the_repository():
+    """One Neo4j database holds many repositories: a shared statement that matched a node without
+    ``$repo`` would read or change another repository's graph."""
+    from cg.graph import cypher
+
+    unscoped = sorted(t for t in _statements(cypher) if "$repo" not in t)
+    assert not unscoped
+
+
+def test_a_kuzu_index_built_under_another_key_is_named_then_rebuilt(tmp_path):
+    from cg.graph.kuzu_store import KuzuStore
+
+    path = tmp_path / "shop" / ".cg" / "graph.kuzu"
+    with KuzuStore(path, repo_key="github.com/acme/shop") as store:
+        populate(store)
+    with pytest.raises(StoreError, match="built for repository key 'github.com/acme/shop', not 'acme/shop-fork'"):
+        KuzuStore(path, read_only=True, repo_key="acme/shop-fork")
+    with KuzuStore(path, repo_key="acme/shop-fork") as store:
+        store.ensure_schema(DIM)  # one repository per Kùzu database: the other key's graph is dropped
+        assert store.stats()["Symbol"] == 0 and store.get_meta("schema") is not None
+    with KuzuStore(path, read_only=True, repo_key="acme/shop-fork") as reader:
+        assert reader.stats()["Symbol"] == 0
