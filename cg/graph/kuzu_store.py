@@ -234,7 +234,8 @@ class KuzuStore(CypherStore):
     ) -> tuple[list[str], list[list[Any]]]:
         if not write and not self.read_only:
             raise StoreError("internal: read-only Cypher needs a store opened read_only")
-        query = vet(query, params or {}, write)  # the allow-list, before Kùzu sees any of it
+        params = self._params(query, params)  # $repo is this store's key unless the caller gave one
+        query = vet(query, params, write)  # the allow-list, before Kùzu sees any of it
         try:
             result = self._execute(query, params)
         except RuntimeError as exc:

@@ -407,7 +407,8 @@ class Neo4jStore(CypherStore):
     ) -> tuple[list[str], list[list[Any]]]:
         from neo4j.exceptions import Neo4jError
 
-        query = vet(query, params or {}, write)  # the allow-list, before the server sees any of it
+        params = self._params(query, params)  # $repo is this store's key unless the caller gave one
+        query = vet(query, params, write)  # the allow-list, before the server sees any of it
         mode = self._neo4j.WRITE_ACCESS if write else self._neo4j.READ_ACCESS
         if write and self._tx is not None:  # `cg cypher --write` is a run of its own (cg/api.py)
             try:

@@ -94,7 +94,9 @@ def test_index_search_finds_k_of_this_repository_among_many_of_others(stores):
 
 def test_a_reader_of_a_repository_with_no_graph_is_one_line(stores, tmp_path):
     populate(stores[SHOP])
-    with pytest.raises(StoreError, match=r"no graph for repository 'github.com/acme/coupons' .* run `cg index`"):
+    with pytest.raises(
+        StoreError, match=r"no complete index yet of repository 'github.com/acme/coupons' .* run `cg index`"
+    ):
         _reader(tmp_path, "github.com/acme/coupons")
 
 
