@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cg.api import settings_for
+from cg.graph.backends import open_store
 from tests.cli.test_cli_neo4j import NEO4J, needs_server
 from tests.conftest import cg_command, copy_shop
 from tests.graphdump import dump
@@ -127,9 +129,7 @@ def kuzu_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _kuzu_graph(repo: Path):
-    from cg.graph.kuzu_store import KuzuStore
-
-    with KuzuStore(repo / ".cg" / "graph.kuzu", read_only=True) as store:
+    with open_store(settings_for(repo, "kuzu"), read_only=True) as store:  # the current generation
         return dump(store)
 
 
