@@ -62,8 +62,9 @@ class Side:
 
     def cg(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         env = {**os.environ, "PYTHONPATH": str(self.code), "CG_CACHE_DIR": str(self.cache)}
-        return subprocess.run(
+        return subprocess.run(  # from the code's own directory: `python -c` puts the cwd first on the path
             [sys.executable, "-c", "from cg.cli import main; main()", *args],
+            cwd=self.code,
             env=env,
             check=check,
             capture_output=True,
