@@ -7,7 +7,8 @@ random token) and an expiry on the server's clock, so writers on machines whose 
 agree on it. It is taken in one transaction that first write-locks the node (``SET l._lock``, Neo4j's
 documented guard against lost updates), then takes it only if it is free, expired or already ours; a
 heartbeat thread renews it while the run lasts and the run releases it at the end. A writer that
-crashed stops renewing, so its lease runs out and the next run takes it over. Writers of different
+crashed stops renewing, so its lease runs out and the next run takes it over; one that crashed on the
+same machine (same boot, same pid namespace, its pid gone) is taken over at once. Writers of different
 repositories hold different nodes and never wait for each other.
 
 A second writer of the same repository fails at once in one line naming the holder and when its lease
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cg.graph.store import StoreError, WriterBusy
+from cg.graph.store import ServerLost, StoreError, WriterBusy
 
 LOCK_CONSTRAINT = "CREATE CONSTRAINT indexlock_repo_unique IF NOT EXISTS FOR (l:IndexLock) REQUIRE l.repo IS UNIQUE"
 TAKE = (
@@ -36,9 +37,16 @@ TAKE = (
     " SET l.token = CASE WHEN free THEN $token ELSE l.token END,"
     " l.host = CASE WHEN free THEN $host ELSE l.host END,"
     " l.pid = CASE WHEN free THEN $pid ELSE l.pid END,"
+    " l.space = CASE WHEN free THEN $space ELSE l.space END,"
     " l.expires = CASE WHEN free THEN now + $ms ELSE l.expires END"
     " REMOVE l._lock"
-    " RETURN free, l.host, l.pid, l.expires - now"
+    " RETURN free, l.host, l.pid, l.expires - now, l.space, l.token"
+)
+# A holder that died on this very machine: taken over at once, but only from that holder (its token).
+TAKE_OVER = (
+    "MATCH (l:IndexLock {repo: $repo}) WHERE l.token = $stale"
+    " SET l.token = $token, l.host = $host, l.pid = $pid, l.space = $space, l.expires = timestamp() + $ms"
+    " RETURN true"
 )
 RENEW = (
     "MATCH (l:IndexLock {repo: $repo}) WHERE l.token = $token"
@@ -63,6 +71,29 @@ class Holder:
     host: str
     pid: int
     remaining: float  # seconds until its lease runs out unless renewed
+    space: str = ""  # the process space it runs in (``process_space``)
+    token: str = ""
+
+
+def process_space() -> str:
+    """Which pids this process can see: the kernel's boot id and its pid namespace. Two writers with the
+    same value see the same processes, so one can tell that the other's pid is gone; "" where this
+    cannot be known (then a dead holder's lease simply runs out)."""
+    try:
+        boot = open("/proc/sys/kernel/random/boot_id").read().strip()  # noqa: SIM115 (tiny read)
+        return f"{boot}/{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return ""
+
+
+def _dead(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, someone else's
+    return False
 
 
 class Lease:
@@ -78,6 +109,7 @@ class Lease:
         self.token = secrets.token_hex(16)
         self.host = socket.gethostname()
         self.pid = os.getpid()
+        self.space = process_space()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lost: str | None = None
@@ -87,10 +119,24 @@ class Lease:
         return int(self.seconds * 1000)
 
     def try_take(self) -> Holder | None:
-        """Take the lease if it is free, expired or ours; else who holds it."""
-        params = {"repo": self.repo, "token": self.token, "host": self.host, "pid": self.pid, "ms": self._ms}
-        free, host, pid, remaining_ms = self._run(TAKE, params)[0]
-        return None if free else Holder(str(host), int(pid), max(0.0, remaining_ms / 1000))
+        """Take the lease if it is free, expired, ours, or held by a process of this machine that is
+        gone (a killed `cg index` need not hold its repository for a whole lease); else who holds it."""
+        params = {
+            "repo": self.repo,
+            "token": self.token,
+            "host": self.host,
+            "pid": self.pid,
+            "space": self.space,
+            "ms": self._ms,
+        }
+        free, host, pid, remaining_ms, space, token = self._run(TAKE, params)[0]
+        if free:
+            return None
+        holder = Holder(str(host), int(pid), max(0.0, remaining_ms / 1000), str(space or ""), str(token))
+        if self.space and holder.space == self.space and _dead(holder.pid):
+            if self._run(TAKE_OVER, {**params, "stale": holder.token}):
+                return None
+        return holder
 
     def __enter__(self) -> Lease:
         try:
@@ -131,10 +177,12 @@ class Lease:
         if self._lost:
             raise StoreError(f"stopped writing repository {self.repo!r}: {self._lost}; run `cg index` again")
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if isinstance(exc, ServerLost):
+            return  # no server to release it on: it runs out by itself (at once for a writer on this machine)
         try:
             self._run(RELEASE, {"repo": self.repo, "token": self.token})
         except Exception:  # the server is gone: the run's outcome stands, and the lease runs out by itself

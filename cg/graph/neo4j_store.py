@@ -33,7 +33,7 @@ from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.lease import Lease, already_exists
 from cg.graph.readonly import QueryRefused, plan_query, vet
-from cg.graph.store import SCHEMA_VERSION, StoreError
+from cg.graph.store import SCHEMA_VERSION, ServerLost, StoreError
 
 # This repository's nodes, label by label (each seeks the label's repo index): a full run deletes them
 # inside its transaction, ``reset`` in batches of its own.
@@ -99,7 +99,7 @@ def _server_lost(method: F) -> F:
 
 
 def _lost(uri: str, exc: Exception) -> StoreError:
-    return StoreError(f"lost the connection to Neo4j at {uri} ({_first_line(exc)}); is the server running?")
+    return ServerLost(f"lost the connection to Neo4j at {uri} ({_first_line(exc)}); is the server running?")
 
 
 class Neo4jStore(CypherStore):

@@ -70,6 +70,10 @@ class StoreError(CgError, RuntimeError):
     """A storage failure a user can act on (server down, bad Cypher): a one-line message."""
 
 
+class ServerLost(StoreError):
+    """The database server went away mid-command: one line; nothing more is asked of it."""
+
+
 class WriterBusy(StoreError):
     """Another run is writing this repository's index and did not finish within the wait: one line
     naming it, exit 75 (EX_TEMPFAIL: try again later), on both stores."""

@@ -222,18 +222,23 @@ class TestNeo4jServer:
 
     def test_parameters_and_write(self, neo4j_shop):
         repo, _ = neo4j_shop
-        query = "MATCH (s:Symbol {name: $name}) RETURN s.qualname AS q"
+        query = "MATCH (s:Symbol {repo: $repo, name: $name}) RETURN s.qualname AS q"
         rows = json.loads(
             cg_command("cypher", query, "-p", "name=validate_coupon", "--json", "--repo", str(repo), env=NEO4J).stdout
         )
         assert rows == [{"q": "shop.billing.coupons.validate_coupon"}]
         _refused(cg_command("cypher", query, "--repo", str(repo), check=False, env=NEO4J), "$name")
-        create = "CREATE (:External {id: 'stripe.Refund', name: 'Refund', resolved: true})"
+        create = "CREATE (:External {repo: $repo, id: 'stripe.Refund', name: 'Refund', resolved: true})"
         cg_command("cypher", create, "--write", "--repo", str(repo), env=NEO4J)
-        count = "MATCH (e:External {id: 'stripe.Refund'}) RETURN count(e) AS n"
+        count = "MATCH (e:External {repo: $repo, id: 'stripe.Refund'}) RETURN count(e) AS n"
         assert json.loads(cg_command("cypher", count, "--json", "--repo", str(repo), env=NEO4J).stdout) == [{"n": 1}]
         cg_command(
-            "cypher", "MATCH (e:External {id: 'stripe.Refund'}) DELETE e", "--write", "--repo", str(repo), env=NEO4J
+            "cypher",
+            "MATCH (e:External {repo: $repo, id: 'stripe.Refund'}) DELETE e",
+            "--write",
+            "--repo",
+            str(repo),
+            env=NEO4J,
         )
         assert json.loads(cg_command("cypher", count, "--json", "--repo", str(repo), env=NEO4J).stdout) == [{"n": 0}]
 
@@ -257,17 +262,17 @@ class TestNeo4jServer:
 class TestNeo4jPlanner:
     pytestmark = needs_server
 
-    def test_is_a_second_gate(self, monkeypatch, tmp_path):
+    def test_is_a_second_gate(self, monkeypatch, neo4j_shop):
         """A write the allow-list missed would still stop at Neo4j's planner: take the first gate away."""
-        _planner_refuses_writes(monkeypatch, tmp_path)
+        _planner_refuses_writes(monkeypatch, neo4j_shop[0])
 
 
-def _planner_refuses_writes(monkeypatch, tmp_path: Path) -> None:
+def _planner_refuses_writes(monkeypatch, repo: Path) -> None:
     from cg.graph import neo4j_store
     from cg.graph.readonly import QueryRefused
 
     monkeypatch.setattr(neo4j_store, "vet", lambda query, params, write: query)
-    with neo4j_store.Neo4jStore(neo4j_settings(tmp_path), read_only=True) as store:
+    with neo4j_store.Neo4jStore(neo4j_settings(repo), read_only=True) as store:
         with pytest.raises(QueryRefused, match="plans it as a write"):
             store.cypher("MATCH (s:Symbol {name: 'validate_coupon'}) SET s.docstring = 'always valid'")
         with pytest.raises(QueryRefused, match="plans it as a read and a write"):
