@@ -97,9 +97,10 @@ class KuzuStore(CypherStore):
 
     def _check_schema(self) -> None:
         """A reader of an index from an older cg, or built under another repository key, is one line."""
-        if not self._unkeyed() and self.get_meta("schema") == SCHEMA_VERSION:
+        unkeyed = self._unkeyed()
+        if not unkeyed and self.get_meta("schema") == SCHEMA_VERSION:
             return
-        other = None if self._unkeyed() else self._built_for()
+        other = None if unkeyed else self._built_for()
         self.close()
         if other is not None and other != self.repo_key:
             raise StoreError(

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cg.graph.store import ServerLost, StoreError, WriterBusy
@@ -80,7 +81,7 @@ def process_space() -> str:
     same value see the same processes, so one can tell that the other's pid is gone; "" where this
     cannot be known (then a dead holder's lease simply runs out)."""
     try:
-        boot = open("/proc/sys/kernel/random/boot_id").read().strip()  # noqa: SIM115 (tiny read)
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
         return f"{boot}/{os.stat('/proc/self/ns/pid').st_ino}"
     except OSError:
         return ""

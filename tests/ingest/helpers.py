@@ -7,6 +7,21 @@ from cg.ingest.walk import WalkReport, git_blob_sha, is_test_path, module_name, 
 from cg.model import FileExtraction, FileRecord
 
 SHOP = Path(__file__).resolve().parents[2] / "examples" / "shop"
+# A small payments module for repositories a test builds beside a hostile file.
+PAYMENTS = '''"""Card payments."""
+
+
+def charge_card(amount_cents: int) -> bool:
+    """Charge the customer's card; False when it is declined."""
+    return amount_cents < 100_000
+
+
+def retry_charge(amount_cents: int, attempts: int = 3) -> bool:
+    for _ in range(attempts):
+        if charge_card(amount_cents):
+            return True
+    return False
+'''
 
 
 def extract_file(rel: str, root: Path = SHOP) -> FileExtraction:

@@ -13,22 +13,8 @@ from cg.config import load_settings
 from cg.ingest.chunk import chunk_file
 from cg.ingest.pipeline import IndexSummary
 from tests.conftest import cg_command
-from tests.ingest.helpers import extract_source
+from tests.ingest.helpers import PAYMENTS, extract_source
 
-PAYMENTS = '''"""Card payments."""
-
-
-def charge_card(amount_cents: int) -> bool:
-    """Charge the customer's card; False when it is declined."""
-    return amount_cents < 100_000
-
-
-def retry_charge(amount_cents: int, attempts: int = 3) -> bool:
-    for _ in range(attempts):
-        if charge_card(amount_cents):
-            return True
-    return False
-'''
 CALL_LINES = 247_000
 
 

@@ -16,21 +16,7 @@ from cg.ingest.resolve.python import Resolver
 from cg.ingest.state import IndexState, load_state
 from cg.model import FileExtraction
 from tests.conftest import cg_command
-
-PAYMENTS = '''"""Card payments."""
-
-
-def charge_card(amount_cents: int) -> bool:
-    """Charge the customer's card; False when it is declined."""
-    return amount_cents < 100_000
-
-
-def retry_charge(amount_cents: int, attempts: int = 3) -> bool:
-    for _ in range(attempts):
-        if charge_card(amount_cents):
-            return True
-    return False
-'''
+from tests.ingest.helpers import PAYMENTS
 
 
 class _Planted:
