@@ -28,6 +28,8 @@ from cg.model import BaseRef, CallSite, FileExtraction, FileRecord, ImportRecord
 CONTAINER_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
 RETURN = "<return>"  # TypedName for what a function returns
 _MAX_SPLIT_DEPTH = 3
+# Steps ``expr`` takes from a call site inwards (``a.b().c()`` is five): past it, the head is ``<deep>``.
+MAX_EXPR_STEPS = 256
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^)]*\))?\s+)+")
 _SIGNATURE_TAIL = re.compile(r"(?:\s*(?:=>|[{;=]))+\s*$")
 
@@ -182,7 +184,27 @@ class TreeSitterExtractor:
 
     # -- expressions -----------------------------------------------------------------------------
     def expr(self, node: Node | None) -> str:
-        """A callee as a dotted expression, arguments elided: ``this.gateway.charge``, ``Invoice.new``."""
+        """A callee as a dotted expression, arguments elided: ``this.gateway.charge``, ``Invoice.new``.
+
+        Built from the innermost name outwards without recursion (a 500-link ``.then()`` chain is a
+        tree 1,000 deep); past ``MAX_EXPR_STEPS`` the head becomes ``<deep>``, which no resolver
+        takes for a name, so a generated chain costs linear time per call site, not a stack."""
+        suffixes: list[str] = []
+        while True:
+            step = self.expr_step(node)
+            if isinstance(step, str):
+                head = step
+                break
+            node, suffix = step
+            suffixes.append(suffix)
+            if len(suffixes) >= MAX_EXPR_STEPS:
+                head = "<deep>"
+                break
+        return head + "".join(reversed(suffixes))
+
+    def expr_step(self, node: Node | None) -> str | tuple[Node | None, str]:
+        """One step of ``expr``: the whole text when ``node`` is a name (or not an expression cg
+        follows), else the inner node and what this node adds after it (``.charge``, ``()``)."""
         if node is None:
             return "?"
         kind = node.type
@@ -190,18 +212,17 @@ class TreeSitterExtractor:
             return node_text(node)
         if kind in self.spec.members:
             obj_field, name_field = self.spec.members[kind]
-            return f"{self.expr(node.child_by_field_name(obj_field))}.{node_text(node.child_by_field_name(name_field))}"
+            return node.child_by_field_name(obj_field), f".{node_text(node.child_by_field_name(name_field))}"
         if kind in ("scoped_identifier", "scoped_type_identifier", "qualified_type"):
             path = node.child_by_field_name("path") or node.child_by_field_name("scope")
             path = path or node.child_by_field_name("package")
-            name = node.child_by_field_name("name")
-            return f"{self.expr(path)}.{node_text(name)}" if path is not None else node_text(name)
+            name = node_text(node.child_by_field_name("name"))
+            return (path, f".{name}") if path is not None else name
         if kind in self.spec.calls:
-            return f"{self.expr(self.callee(node))}()"
+            return self.callee(node), "()"
         if kind in ("generic_type", "generic_function", "parenthesized_expression", "await_expression"):
             inner = node.child_by_field_name("function") or node.child_by_field_name("type")
-            inner = inner or (node.named_children[0] if node.named_children else None)
-            return self.expr(inner)
+            return inner or (node.named_children[0] if node.named_children else None), ""
         return f"<{kind}>"
 
     def type_expr(self, node: Node | None) -> str:
@@ -215,18 +236,24 @@ class TreeSitterExtractor:
 
     def value_type(self, value: Node | None) -> str:
         """The type an initialiser makes: ``new Foo()``, ``Foo{}``, ``&Foo{}``, ``make_foo()``."""
-        if value is None:
-            return ""
-        kind = value.type
-        if kind in self.spec.constructors:
-            return self.expr(self.callee(value))
-        if kind in self.spec.calls:
-            return "call:" + self.expr(self.callee(value))
-        if kind in ("composite_literal", "struct_expression"):
-            return self.expr(value.child_by_field_name("type") or value.child_by_field_name("name"))
-        if kind in ("unary_expression", "reference_expression", "await_expression") and value.named_children:
-            return self.value_type(value.named_children[-1])
+        for _ in range(MAX_EXPR_STEPS):  # through `&`, `await`, `?`: a loop, however many are stacked
+            if value is None:
+                return ""
+            kind = value.type
+            if kind in self.spec.constructors:
+                return self.expr(self.callee(value))
+            if kind in self.spec.calls:
+                return "call:" + self.expr(self.callee(value))
+            if kind in ("composite_literal", "struct_expression"):
+                return self.expr(value.child_by_field_name("type") or value.child_by_field_name("name"))
+            value = self.value_inner(value)
         return ""
+
+    def value_inner(self, value: Node) -> Node | None:
+        """The value a wrapper around an initialiser holds (``&x``, ``await x``), else None."""
+        if value.type in ("unary_expression", "reference_expression", "await_expression") and value.named_children:
+            return value.named_children[-1]
+        return None
 
     # -- extraction ------------------------------------------------------------------------------
     def extract(self, record: FileRecord, source: bytes) -> FileExtraction:
@@ -286,16 +313,40 @@ class TreeSitterExtractor:
         return ""
 
     def walk(self, node: Node, ctx: Context, stack: list[Scope]) -> None:
-        for child in node.named_children:
-            found = self.classify(child, stack)
-            if found is not None:
-                self.definition(child, found[0], found[1], ctx, stack)
-                continue
-            if child.type in self.spec.calls:
-                self.call(child, ctx, stack)
-            if self.visit(child, ctx, stack):
-                continue
-            self.walk(child, ctx, stack)
+        """Every node below ``node`` in document order, with the scopes around it. Iterative, over an
+        explicit list of pending nodes: code nested thousands deep (5,000 parentheses, 600 nested
+        ``if``s, a 500-link ``.then()`` chain) costs memory here, never Python stack frames.
+
+        A pending entry is (node, scopes it sees, None), or for a direct child of a definition (child,
+        scopes outside the definition, scopes inside it): such a child is not itself classified, and an
+        attached one (a decorator) is walked with the outer scopes."""
+        pending: list[tuple[Node, list[Scope], list[Scope] | None]] = [
+            (child, stack, None) for child in reversed(node.named_children)
+        ]
+        while pending:
+            child, scopes, inside = pending.pop()
+            if inside is None:
+                found = self.classify(child, scopes)
+                if found is not None:
+                    scope = self.definition(child, found[0], found[1], ctx, scopes)
+                    inner = [*scopes, scope]
+                    pending.extend((c, scopes, inner) for c in reversed(child.named_children) if c != found[1])
+                    continue
+                if child.type in self.spec.calls:
+                    self.call(child, ctx, scopes)
+                if self.visit(child, ctx, scopes):
+                    continue
+                below = scopes
+            else:
+                if child.type in self.spec.calls:
+                    self.call(child, ctx, inside)
+                if child.type in self.spec.attached:
+                    below = scopes
+                elif self.visit(child, ctx, inside):
+                    continue
+                else:
+                    below = inside
+            pending.extend((c, below, None) for c in reversed(child.named_children))
 
     def call(self, node: Node, ctx: Context, stack: list[Scope]) -> None:
         fn = self.callee(node)
@@ -338,7 +389,9 @@ class TreeSitterExtractor:
             prev = prev.prev_named_sibling
         return row, comments
 
-    def definition(self, node: Node, rule: Def, name_node: Node | None, ctx: Context, stack: list[Scope]) -> None:
+    def definition(self, node: Node, rule: Def, name_node: Node | None, ctx: Context, stack: list[Scope]) -> Scope:
+        """Record the definition ``node`` (its symbol, typed parameters, return type); its scope, which
+        ``walk`` gives the nodes inside it."""
         parent = stack[-1]
         name = node_text(name_node) or "<anonymous>"
         owner = self.owner_type(node, stack)
@@ -402,16 +455,7 @@ class TreeSitterExtractor:
         returned = self.return_type(node)
         if returned:
             ctx.out.assignments.append(TypedName(sid, RETURN, returned))
-        for child in node.named_children:
-            if child == name_node:
-                continue
-            if child.type in self.spec.calls:
-                self.call(child, ctx, [*stack, scope])
-            if child.type in self.spec.attached:
-                self.walk(child, ctx, stack)
-                continue
-            if not self.visit(child, ctx, [*stack, scope]):
-                self.walk(child, ctx, [*stack, scope])
+        return scope
 
     def split_points(self, body: Node, first_row: int) -> tuple[tuple[int, int], ...]:
         """Statement (or member) starts inside a body, as (line index relative to ``first_row``, depth)."""
@@ -419,9 +463,11 @@ class TreeSitterExtractor:
 
         def statements(block: Node) -> list[Node]:
             out: list[Node] = []
-            for child in block.named_children:
+            pending = list(reversed(block.named_children))
+            while pending:  # through transparent lists (Go's statement_list), in order
+                child = pending.pop()
                 if child.type in self.spec.transparent:
-                    out.extend(statements(child))
+                    pending.extend(reversed(child.named_children))
                 elif child.type not in self.spec.comments:
                     out.append(child)
             return out

@@ -66,13 +66,13 @@ class JavaExtractor(TreeSitterExtractor):
             return node  # the whole invocation: object and name, see expr
         return node.child_by_field_name("type")
 
-    def expr(self, node: Node | None) -> str:
+    def expr_step(self, node: Node | None) -> str | tuple[Node | None, str]:
         if node is not None and node.type == "method_invocation":
             obj, name = node.child_by_field_name("object"), node_text(node.child_by_field_name("name"))
-            return f"{self.expr(obj)}.{name}" if obj is not None else name
+            return (obj, f".{name}") if obj is not None else name
         if node is not None and node.type == "generic_type":
-            return self.expr(node.named_children[0] if node.named_children else None)
-        return super().expr(node)
+            return (node.named_children[0] if node.named_children else None), ""
+        return super().expr_step(node)
 
     def typed_params(self, node: Node) -> list[tuple[str, str]]:
         params = node.child_by_field_name("parameters")

@@ -126,7 +126,7 @@ class RustExtractor(TreeSitterExtractor):
         if kind == "use_declaration":
             argument = node.child_by_field_name("argument")
             if argument is not None:
-                self._use(argument, "", ctx)
+                self._use(argument, ctx)
             return True
         if kind == "impl_item":
             trait = node.child_by_field_name("trait")
@@ -150,40 +150,41 @@ class RustExtractor(TreeSitterExtractor):
                 ctx.out.assignments.append(TypedName(stack[-1].id, node_text(pattern), made))
         return False
 
-    def value_type(self, value: Node | None) -> str:
-        if value is not None and value.type == "try_expression" and value.named_children:  # `Client::new()?`
-            return self.value_type(value.named_children[0])
-        return super().value_type(value)
+    def value_inner(self, value: Node) -> Node | None:
+        if value.type == "try_expression" and value.named_children:  # `Client::new()?`
+            return value.named_children[0]
+        return super().value_inner(value)
 
-    def _use(self, node: Node, prefix: str, ctx: Context) -> None:
-        """One ``use`` tree -> one ImportRecord per name: module is the ``::`` path, name the item."""
-        kind = node.type
+    def _use(self, tree: Node, ctx: Context) -> None:
+        """One ``use`` tree -> one ImportRecord per name: module is the ``::`` path, name the item.
+        Iterative, in source order: braces nested thousands deep need no Python stack."""
+        pending: list[tuple[Node, str]] = [(tree, "")]
+        while pending:
+            node, prefix = pending.pop()
+            kind = node.type
+            if kind == "self" and prefix:  # `use billing::{self, Invoice}` binds `billing`
+                module, _, name = prefix.rpartition("::")
+                ctx.out.imports.append(import_record(module, name, "", node))
+            elif kind in ("scoped_identifier", "identifier", "crate", "self", "super"):
+                module, _, name = _join(prefix, node_text(node)).rpartition("::")
+                ctx.out.imports.append(import_record(module, name, "", node))
+            elif kind == "use_as_clause":
+                module, _, name = _join(prefix, node_text(node.child_by_field_name("path"))).rpartition("::")
+                ctx.out.imports.append(import_record(module, name, node_text(node.child_by_field_name("alias")), node))
+            elif kind == "use_wildcard":
+                path = node.named_children[0] if node.named_children else None
+                ctx.out.imports.append(import_record(_join(prefix, node_text(path)), "*", "", node))
+            elif kind == "scoped_use_list":
+                path = node.child_by_field_name("path")
+                inner = _join(prefix, node_text(path)) if path is not None else prefix
+                items = (node.child_by_field_name("list") or node).named_children
+                pending.extend((child, inner) for child in reversed(items))
+            elif kind == "use_list":
+                pending.extend((child, prefix) for child in reversed(node.named_children))
 
-        def join(part: str) -> str:
-            return f"{prefix}::{part}" if prefix and part else prefix or part
 
-        if kind == "self" and prefix:  # `use billing::{self, Invoice}` binds `billing`
-            module, _, name = prefix.rpartition("::")
-            ctx.out.imports.append(import_record(module, name, "", node))
-        elif kind in ("scoped_identifier", "identifier", "crate", "self", "super"):
-            full = join(node_text(node))
-            module, _, name = full.rpartition("::")
-            ctx.out.imports.append(import_record(module, name, "", node))
-        elif kind == "use_as_clause":
-            full = join(node_text(node.child_by_field_name("path")))
-            module, _, name = full.rpartition("::")
-            ctx.out.imports.append(import_record(module, name, node_text(node.child_by_field_name("alias")), node))
-        elif kind == "use_wildcard":
-            path = node.named_children[0] if node.named_children else None
-            ctx.out.imports.append(import_record(join(node_text(path)), "*", "", node))
-        elif kind == "scoped_use_list":
-            path = node.child_by_field_name("path")
-            inner = join(node_text(path)) if path is not None else prefix
-            for child in (node.child_by_field_name("list") or node).named_children:
-                self._use(child, inner, ctx)
-        elif kind == "use_list":
-            for child in node.named_children:
-                self._use(child, prefix, ctx)
+def _join(prefix: str, part: str) -> str:
+    return f"{prefix}::{part}" if prefix and part else prefix or part
 
 
 LANGUAGE = Language(
