@@ -40,6 +40,10 @@ _WRAPPERS = frozenset(
 )
 _ES_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+# How many type questions (a stated type, a member of a type) may be open inside one another. Each
+# opens a few Python frames, so this keeps type inference far below the interpreter's recursion
+# limit however long a chain of `a2 := a1.Next()` a file holds; a real chain is a handful deep.
+MAX_TYPE_DEPTH = 48
 # (resolved_by, confidence) on the edge, per internal step: the Python resolver's, plus these.
 RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     **PUBLIC_RESOLUTION,
@@ -176,7 +180,10 @@ class GenericResolver:
         self.go_modules = self._go_modules(extractions)
         self.ts_paths = self._ts_paths(extractions)
         self._file_cache: dict[tuple[str, str], str | None] = {}
-        self._member_guard: set[str] = set()
+        # The type questions open right now: ("type", expression, scope id) and ("member", type id).
+        # One asked again while open is a cycle (`let text = text.trim()`, a local shadowing the
+        # package its parameter's type names, a type embedding itself): it has no answer.
+        self._open: set[tuple[str, ...]] = set()
 
     # -- packages and project files --------------------------------------------------------------
     def package(self, path: str) -> str:
@@ -221,7 +228,7 @@ class GenericResolver:
                     continue
                 try:
                     options = json.loads(_strip_json_comments(text)).get("compilerOptions", {})
-                except (ValueError, AttributeError):
+                except (ValueError, AttributeError, RecursionError):  # not JSON, or nested too deep to read
                     continue
                 base = posixpath.normpath(posixpath.join(directory, options.get("baseUrl", ".")))
                 for pattern, targets in (options.get("paths") or {}).items():
@@ -390,9 +397,10 @@ class GenericResolver:
 
     def member(self, cls: Symbol, name: str, skip_self: bool = False) -> list[Symbol]:
         """``name`` on the type ``cls``: its own members, else its bases', embedded types' and traits'."""
-        if cls.id in self._member_guard:
+        key = ("member", cls.id)
+        if key in self._open or len(self._open) >= MAX_TYPE_DEPTH:
             return []
-        self._member_guard.add(cls.id)
+        self._open.add(key)
         try:
             if not skip_self:
                 own = self.members.get((self.package(cls.path), scope_of(cls)), {}).get(name)
@@ -404,7 +412,7 @@ class GenericResolver:
                     return found
             return []
         finally:
-            self._member_guard.discard(cls.id)
+            self._open.discard(key)
 
     def resolve_type(self, type_expr: str, scope: Symbol) -> Symbol | None:
         """The in-repo type a type expression names, if it names exactly one."""
@@ -413,7 +421,18 @@ class GenericResolver:
 
     def type_target(self, type_expr: str, scope: Symbol) -> Target | None:
         """What a stated type names: an in-repo type (a Symbol target), or a library type an import or
-        the builtins name (an External target, ``net/http.ResponseWriter``), else None."""
+        the builtins name (an External target, ``net/http.ResponseWriter``), else None. None too for
+        a type that depends on itself or lies deeper than ``MAX_TYPE_DEPTH`` (see ``_open``)."""
+        key = ("type", type_expr, scope.id)
+        if key in self._open or len(self._open) >= MAX_TYPE_DEPTH:
+            return None
+        self._open.add(key)
+        try:
+            return self._type_target(type_expr, scope)
+        finally:
+            self._open.discard(key)
+
+    def _type_target(self, type_expr: str, scope: Symbol) -> Target | None:
         expr = type_expr.strip()
         if expr.startswith("call:"):
             target = self.resolve_expr(expr[5:], scope)
@@ -537,7 +556,9 @@ class GenericResolver:
             if found:
                 return self.walk(Target(found[0].id, "Symbol", "self", found[0]), rest[1:], scope)
             return self._typed(self.types.get(cls.id, {}).get(f"self.{rest[0]}"), cls, rest[1:], scope)
-        typed = self.typed_name(head, scope) if rest else None
+        # a local's type, never in a type expression: `flag.FlagSet` names the package `flag` even
+        # where a variable `flag` shadows it further down the function
+        typed = self.typed_name(head, scope) if rest and not types_only else None
         if typed is not None and typed[1].kind != "module":
             return self._typed(typed[0], typed[1], rest, scope)
         target = self.resolve_name(head.removesuffix("()"), scope, types_only and not rest)
