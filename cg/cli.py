@@ -6,6 +6,7 @@ Every command takes ``--json``. Errors a user can cause are one line on stderr a
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -169,7 +170,7 @@ def _summary_text(s) -> str:
         ("not UTF-8, skipped", s.not_utf8),
         ("too large, skipped", s.too_large),
         ("unreadable, skipped", s.unreadable),
-        ("could not be analysed, indexed without definitions", s.failed),
+        ("could not be analysed, fell back", [str(failure) for failure in s.failed]),
         ("over the per-file caps (max_calls_per_file, max_chunks_per_file)", s.capped),
         ("secret-bearing (keys, credentials), skipped", s.secret_files),
     ):
@@ -481,8 +482,25 @@ def _status_text(st) -> str:
     return "\n".join(lines)
 
 
+class _Stderr(logging.Handler):
+    """cg's own warnings (a file a stage fell back on) as ``cg: ...`` lines on the stderr of the moment,
+    which a progress bar may have redirected."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        typer.echo(f"cg: {self.format(record)}", err=True)
+
+
+def _log_to_stderr() -> None:
+    """Warnings of the ``cg`` loggers on stderr; with CG_DEBUG, their debug lines and tracebacks too."""
+    logger = logging.getLogger("cg")
+    logger.addHandler(_Stderr())
+    logger.setLevel(logging.DEBUG if os.environ.get("CG_DEBUG") else logging.WARNING)
+    logger.propagate = False
+
+
 def main() -> None:
     quiet_model_loading()
+    _log_to_stderr()
     try:
         app()
     except BrokenPipeError:  # `cg ... | head`: the reader left; that is not an error

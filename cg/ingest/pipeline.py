@@ -8,13 +8,14 @@ so an incomplete graph never looks like a finished one.
 
 from __future__ import annotations
 
+import logging
 import resource
 import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,7 +32,7 @@ from cg.ingest.languages import Extractors
 from cg.ingest.languages.registry import file_module, languages_of_kind, resolved_by_python
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
-from cg.ingest.resolve.python import Resolver, property_names
+from cg.ingest.resolve.python import Resolver, defines_edges, property_names
 from cg.ingest.secrets import redactor
 from cg.ingest.state import (
     FileState,
@@ -46,6 +47,8 @@ from cg.ingest.state import (
 from cg.ingest.walk import SourceFile, WalkReport, file_kind, walk
 from cg.model import DocSection, Edge, External, FileExtraction, FileRecord, ResolvedBy
 
+log = logging.getLogger(__name__)
+
 
 class Progress(Protocol):
     def stage(self, name: str, total: int) -> AbstractContextManager[Callable[[int], None]]: ...
@@ -54,6 +57,26 @@ class Progress(Protocol):
 class _Silent:
     def stage(self, name: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
         return nullcontext(lambda n: None)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A file one stage could not handle (any exception: RecursionError on code nested thousands
+    deep, or a bug of ours), and what the index holds for it instead. The run goes on."""
+
+    path: str
+    stage: str  # parse | resolve
+    error: str  # the exception's type, so a bug of ours is told apart from hostile input
+    reason: str  # one line a user can act on
+    fallback: str  # what the index holds instead: see PARSE_FALLBACK and the RESOLVE_ ones
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.stage}: {self.reason} -> {self.fallback}"
+
+
+PARSE_FALLBACK = "indexed without definitions"
+RESOLVE_BY_NAME = "resolved by name instead"  # jedi's resolver failed; the name resolver did not
+RESOLVE_NOTHING = "definitions kept, no call, import or inheritance edges"
 
 
 @dataclass
@@ -84,7 +107,7 @@ class IndexSummary:
     not_utf8: list[str] = field(default_factory=list)
     too_large: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)  # "path: stage: reason": indexed as an empty file
+    failed: list[Failure] = field(default_factory=list)  # files a stage could not handle, and their fallback
     capped: list[str] = field(default_factory=list)  # "path: N call sites, kept M" / "... chunks ..."
     secret_files: list[str] = field(default_factory=list)  # private keys, credentials: skipped unread
     redacted_files: dict[str, int] = field(default_factory=dict)  # path -> secrets masked (this run)
@@ -162,8 +185,8 @@ def _extract(
         for source in sources:
             record = _record(source, source.data, committed.get(source.path, 0))
             ex, failure = safe_extract(record, source.data)
-            if failure and summary is not None:
-                summary.failed.append(f"{source.path}: parse: {failure}")
+            if failure is not None and summary is not None:
+                summary.failed.append(failure)
             if ex.warnings and summary is not None:
                 summary.syntax_errors.extend(f"{source.path}: {w}" for w in ex.warnings)
             if max_calls and len(ex.calls) > max_calls:
@@ -182,15 +205,23 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}"
 
 
-def safe_extract(record: FileRecord, data: bytes) -> tuple[FileExtraction, str]:
-    """The file's records and "" or, when the extractor fails on it, the records of an empty file of
-    the same path (it stays in the index, with no definitions) and the reason: one bad file never
-    stops a run. RecursionError is the usual one: generated or hostile code nested thousands deep."""
+def _failure(path: str, stage: str, exc: Exception, fallback: str) -> Failure:
+    """The record of a failure, logged with the file and the exception's type (its traceback at
+    debug level: ``CG_DEBUG=1 cg index`` shows it), so a bug of ours never passes unseen."""
+    log.warning("%s: %s failed with %s; %s", path, stage, type(exc).__name__, fallback)
+    log.debug("%s: %s failed", path, stage, exc_info=exc)
+    return Failure(path, stage, type(exc).__name__, failure_reason(exc), fallback)
+
+
+def safe_extract(record: FileRecord, data: bytes) -> tuple[FileExtraction, Failure | None]:
+    """The file's records and None or, when the extractor fails on it, the records of an empty file of
+    the same path (it stays in the index, with no definitions) and the failure: one bad file never
+    stops a run."""
     extractor = extractor_for(record.language)
     try:
-        return extractor.extract(record, data), ""
+        return extractor.extract(record, data), None
     except Exception as exc:  # noqa: BLE001 - one bad file never stops a run; the summary names it
-        return replace(extractor.extract(record, b""), file=record), failure_reason(exc)
+        return replace(extractor.extract(record, b""), file=record), _failure(record.path, "parse", exc, PARSE_FALLBACK)
 
 
 def resolve_extractions(
@@ -246,19 +277,37 @@ def resolve_files(
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
-    resolver = Resolver([ex for ex in extractions if resolved_by_python(ex.file.language)], jedi)
+    python_files = [ex for ex in extractions if resolved_by_python(ex.file.language)]
+    resolver = Resolver(python_files, jedi)
     others = [ex for ex in extractions if not resolved_by_python(ex.file.language)]
     generic = GenericResolver(others, settings.repo) if others else None
+    by_name = cache(lambda: Resolver(python_files, None))  # jedi's fallback, made when a file first needs it
     out: dict[str, Resolution] = {}
     for ex in chosen:
-        chosen_resolver = resolver if resolved_by_python(ex.file.language) or generic is None else generic
-        try:
-            out[ex.file.path] = Resolution(*chosen_resolver.edges(ex))
-        except Exception as exc:  # noqa: BLE001 - as in safe_extract: reported, the run goes on
-            out[ex.file.path] = Resolution([], [])  # its definitions stay; its own edges are lost
-            if summary is not None:
-                summary.failed.append(f"{ex.file.path}: resolve: {failure_reason(exc)}")
+        primary = generic if generic is not None and not resolved_by_python(ex.file.language) else resolver
+        fallback = by_name if primary is resolver and jedi is not None else None
+        out[ex.file.path], failure = _resolve_file(ex, primary, fallback)
+        if failure is not None and summary is not None:
+            summary.failed.append(failure)
     return out
+
+
+def _resolve_file(
+    ex: FileExtraction, primary: Resolver | GenericResolver, by_name: Callable[[], Resolver] | None
+) -> tuple[Resolution, Failure | None]:
+    """One file's edges, and the failure when the resolver broke on it: then the name resolver (when
+    the first one used jedi), then the file's DEFINES edges alone, so its definitions stay attached
+    to it. Any exception, as in ``safe_extract``: one file never stops the run."""
+    try:
+        return Resolution(*primary.edges(ex)), None
+    except Exception as exc:  # noqa: BLE001 - reported below with the fallback taken
+        first = exc
+    if by_name is not None:
+        try:
+            return Resolution(*by_name().edges(ex)), _failure(ex.file.path, "resolve", first, RESOLVE_BY_NAME)
+        except Exception:  # noqa: BLE001 - the last fallback follows; the first failure is the one reported
+            pass
+    return Resolution(defines_edges(ex), []), _failure(ex.file.path, "resolve", first, RESOLVE_NOTHING)
 
 
 def index_repository(

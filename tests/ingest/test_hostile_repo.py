@@ -92,8 +92,9 @@ def test_a_fifo_in_the_tree_is_skipped_not_waited_on(small_repo: Path) -> None:
 
 
 def test_deep_trees_deep_nesting_and_non_ascii_names_never_stop_a_run(small_repo: Path) -> None:
-    """One bad file never stops a run: code nested thousands deep is reported and indexed without
-    definitions, and every other file, however deep or however named, is indexed normally."""
+    """One bad file never stops a run: code nested thousands deep is indexed (the tree-sitter extractors
+    walk without recursion) or, where an extractor still recurses, reported and indexed without
+    definitions; every other file, however deep or however named, is indexed normally."""
     deep = small_repo / "billing" / Path(*[f"v{level}" for level in range(100)])
     deep.mkdir(parents=True)
     (deep / "ledger.py").write_text("def close_ledger(period: str) -> str:\n    return period\n")
@@ -116,11 +117,10 @@ def test_deep_trees_deep_nesting_and_non_ascii_names_never_stop_a_run(small_repo
 
     summary = msgspec.json.decode(cg_command("index", str(small_repo), "--json").stdout)
     reason = "nested too deeply to analyse (RecursionError)"
-    assert sorted(summary["failed"]) == [
-        f"billing/generated_rules.py: parse: {reason}",
-        f"gateway/rules.go: parse: {reason}",
-    ]
-    assert summary["files"] == 6  # the two that failed are there, without their definitions
+    failed = [(f["path"], f["stage"], f["reason"], f["fallback"]) for f in summary["failed"]]
+    python_fell_back = failed == [("billing/generated_rules.py", "parse", reason, "indexed without definitions")]
+    assert python_fell_back or failed == []
+    assert summary["files"] == 6  # a file that fell back is there, without its definitions
     names = {
         row["name"]: row["path"]
         for row in msgspec.json.decode(
@@ -132,14 +132,16 @@ def test_deep_trees_deep_nesting_and_non_ascii_names_never_stop_a_run(small_repo
     assert names["close_ledger"] == (deep / "ledger.py").relative_to(small_repo).as_posix()
     assert names["relancer_paiement"] == "billing/réessais/planificateur_échéances.py"
     assert names["請求書"] == "billing/コード.py"
-    assert {"charge_card", "retry_charge"} <= set(names) and "discount" not in names and "Fee" not in names
+    assert {"charge_card", "retry_charge", "Fee", "Total"} <= set(names)
+    assert ("discount" in names) is not python_fell_back
     callers = cg_command("callers", "retry_charge", "--json", cwd=small_repo).stdout
     assert "relancer_paiement" in callers
 
-    text = cg_command("index", str(small_repo), "--full").stdout
-    assert f"could not be analysed, indexed without definitions: 2 (billing/generated_rules.py: parse: {reason}" in text
-    strict = cg_command("index", str(small_repo), "--full", "--strict", check=False)
-    assert strict.returncode == 1 and "--strict: 2 file(s) were not fully indexed" in strict.stderr
+    if python_fell_back:
+        text = cg_command("index", str(small_repo), "--full").stdout
+        assert f"could not be analysed, fell back: 1 (billing/generated_rules.py: parse: {reason} -> indexed" in text
+        strict = cg_command("index", str(small_repo), "--full", "--strict", check=False)
+        assert strict.returncode == 1 and "--strict: 1 file(s) were not fully indexed" in strict.stderr
 
 
 def test_a_resolver_failure_on_one_file_is_reported_and_the_others_resolve(
@@ -161,6 +163,9 @@ def test_a_resolver_failure_on_one_file_is_reported_and_the_others_resolve(
     summary = IndexSummary(str(small_repo), "kuzu")
     extractions, _ = extract_repository(settings, summary=summary)
     resolved = resolve_files(settings, extractions, None, summary=summary)
-    assert summary.failed == ["billing/invoices.py: resolve: nested too deeply to analyse (RecursionError)"]
-    assert resolved["billing/invoices.py"].edges == []
+    assert [str(f) for f in summary.failed] == [
+        "billing/invoices.py: resolve: nested too deeply to analyse (RecursionError)"
+        " -> definitions kept, no call, import or inheritance edges"
+    ]
+    assert {e.type for e in resolved["billing/invoices.py"].edges} == {"DEFINES"}  # still attached to its file
     assert any(e.dst.endswith("charge_card") for e in resolved["billing/payments.py"].edges)
