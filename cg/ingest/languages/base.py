@@ -17,7 +17,7 @@ order, the convention the Python extractor uses (the signature tells overloads a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from tree_sitter import Language, Node, Parser
@@ -314,23 +314,27 @@ class TreeSitterExtractor:
 
     def walk(self, node: Node, ctx: Context, stack: list[Scope]) -> None:
         """Every node below ``node`` in document order, with the scopes around it. Iterative, over an
-        explicit list of pending nodes: code nested thousands deep (5,000 parentheses, 600 nested
-        ``if``s, a 500-link ``.then()`` chain) costs memory here, never Python stack frames.
+        explicit stack of open nodes (their children still to visit): code nested thousands deep
+        (5,000 parentheses, 600 nested ``if``s, a 500-link ``.then()`` chain) costs memory here,
+        never Python stack frames.
 
-        A pending entry is (node, scopes it sees, None), or for a direct child of a definition (child,
-        scopes outside the definition, scopes inside it): such a child is not itself classified, and an
-        attached one (a decorator) is walked with the outer scopes."""
-        pending: list[tuple[Node, list[Scope], list[Scope] | None]] = [
-            (child, stack, None) for child in reversed(node.named_children)
+        An open node's children see ``scopes``; a definition's own children (``inside`` set: the
+        scopes within it) are not classified themselves, and an attached one (a decorator) is walked
+        with the scopes outside the definition."""
+        open_nodes: list[tuple[Iterator[Node], list[Scope], list[Scope] | None, Node | None]] = [
+            (iter(node.named_children), stack, None, None)
         ]
-        while pending:
-            child, scopes, inside = pending.pop()
+        while open_nodes:
+            children, scopes, inside, skip = open_nodes[-1]
+            child = next(children, None)
+            if child is None:
+                open_nodes.pop()
+                continue
             if inside is None:
                 found = self.classify(child, scopes)
                 if found is not None:
                     scope = self.definition(child, found[0], found[1], ctx, scopes)
-                    inner = [*scopes, scope]
-                    pending.extend((c, scopes, inner) for c in reversed(child.named_children) if c != found[1])
+                    open_nodes.append((iter(child.named_children), scopes, [*scopes, scope], found[1]))
                     continue
                 if child.type in self.spec.calls:
                     self.call(child, ctx, scopes)
@@ -338,6 +342,8 @@ class TreeSitterExtractor:
                     continue
                 below = scopes
             else:
+                if skip is not None and child == skip:  # the definition's name
+                    continue
                 if child.type in self.spec.calls:
                     self.call(child, ctx, inside)
                 if child.type in self.spec.attached:
@@ -346,7 +352,8 @@ class TreeSitterExtractor:
                     continue
                 else:
                     below = inside
-            pending.extend((c, below, None) for c in reversed(child.named_children))
+            if child.named_child_count:
+                open_nodes.append((iter(child.named_children), below, None, None))
 
     def call(self, node: Node, ctx: Context, stack: list[Scope]) -> None:
         fn = self.callee(node)

@@ -493,11 +493,14 @@ class GenericResolver:
         facts = self.facts.get(path, _NO_LANGUAGE)
         current: Symbol | None = scope
         while current is not None:
-            found = self.children.get(current.id, {}).get(name)
+            # a type's name is never its constructor (Java's `JsonElement()` inside `JsonElement`)
+            found = [
+                s for s in self.children.get(current.id, {}).get(name, []) if not types_only or s.kind in TYPE_KINDS
+            ]
             if found and (current.kind not in TYPE_KINDS or facts.implicit_this):
                 return Target(found[0].id, "Symbol", "scope", found[0])
             if current.kind in TYPE_KINDS and facts.implicit_this:  # implicit `this.` and inherited members
-                inherited = self.member(current, name)
+                inherited = [s for s in self.member(current, name) if not types_only or s.kind in TYPE_KINDS]
                 if inherited:
                     return Target(inherited[0].id, "Symbol", "self", inherited[0])
             current = self.by_id.get(current.parent_id)
