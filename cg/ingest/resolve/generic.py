@@ -494,11 +494,9 @@ class GenericResolver:
         current: Symbol | None = scope
         while current is not None:
             # a type's name is never its constructor (Java's `JsonElement()` inside `JsonElement`)
-            found = [
-                s for s in self.children.get(current.id, {}).get(name, []) if not types_only or s.kind in TYPE_KINDS
-            ]
-            if found and (current.kind not in TYPE_KINDS or facts.implicit_this):
-                return Target(found[0].id, "Symbol", "scope", found[0])
+            own = [s for s in self.children.get(current.id, {}).get(name, []) if not types_only or s.kind in TYPE_KINDS]
+            if own and (current.kind not in TYPE_KINDS or facts.implicit_this):
+                return Target(own[0].id, "Symbol", "scope", own[0])
             if current.kind in TYPE_KINDS and facts.implicit_this:  # implicit `this.` and inherited members
                 inherited = [s for s in self.member(current, name) if not types_only or s.kind in TYPE_KINDS]
                 if inherited:
