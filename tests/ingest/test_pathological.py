@@ -340,3 +340,17 @@ def test_cg_index_completes_on_every_pathological_file_at_once(tmp_path: Path) -
         assert strict.returncode == 1 and f"--strict: {len(fell_back)} file(s) were not fully indexed" in strict.stderr
     else:
         assert "could not be analysed" not in text
+
+
+def test_hostile_project_files_beside_the_sources_never_stop_or_hang_the_resolver(tmp_path: Path) -> None:
+    """go.mod and tsconfig.json are read by the resolver, not the walk: a FIFO is not waited on, JSON
+    nested too deep or of the wrong shape is skipped, and imports resolve as without them."""
+    import os
+
+    repo = _repo(tmp_path / "shop", {"web/tsconfig.json": "[" * 100_000 + "]" * 100_000})
+    (repo / "tsconfig.json").write_text('{"compilerOptions": {"baseUrl": 7, "paths": ["src/*"]}}')
+    os.mkfifo(repo / "web" / "jsconfig.json")
+    (repo / "ledger" / "go.mod").symlink_to(tmp_path / "elsewhere.mod")
+    (tmp_path / "elsewhere.mod").write_text("module example.com/outside\n")
+    summary, _, calls = _index(repo)
+    assert summary.failed == [] and SHOP_CALLS <= calls

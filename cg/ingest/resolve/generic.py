@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,7 @@ _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 # opens a few Python frames, so this keeps type inference far below the interpreter's recursion
 # limit however long a chain of `a2 := a1.Next()` a file holds; a real chain is a handful deep.
 MAX_TYPE_DEPTH = 48
+_MAX_PROJECT_FILE_BYTES = 1_000_000  # go.mod, tsconfig.json: far bigger is not one
 # (resolved_by, confidence) on the edge, per internal step: the Python resolver's, plus these.
 RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     **PUBLIC_RESOLUTION,
@@ -195,11 +197,20 @@ class GenericResolver:
         return facts.package(path, self.module.get(path, ""))
 
     def _read(self, rel: str) -> str | None:
+        """A project file the resolver reads beside the sources (go.mod, tsconfig.json): a regular file
+        inside the repository and of a config file's size only, as the walk would take it; a FIFO, a
+        link out of the tree or a giant is None, never a hang."""
         if self.repo is None:
             return None
         try:
-            return (self.repo / rel).read_text("utf-8", "replace")
-        except OSError:
+            path = (self.repo / rel).resolve()
+            if not path.is_relative_to(self.repo.resolve()):
+                return None
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_PROJECT_FILE_BYTES:
+                return None
+            return path.read_text("utf-8", "replace")
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop
             return None
 
     def _go_modules(self, extractions: list[FileExtraction]) -> list[tuple[str, str]]:
@@ -230,9 +241,16 @@ class GenericResolver:
                     options = json.loads(_strip_json_comments(text)).get("compilerOptions", {})
                 except (ValueError, AttributeError, RecursionError):  # not JSON, or nested too deep to read
                     continue
-                base = posixpath.normpath(posixpath.join(directory, options.get("baseUrl", ".")))
-                for pattern, targets in (options.get("paths") or {}).items():
-                    out.append((directory, pattern, [posixpath.join(base, t) for t in targets]))
+                base_url = options.get("baseUrl", ".") if isinstance(options, dict) else None
+                paths = (options.get("paths") or {}) if isinstance(options, dict) else None
+                if not isinstance(base_url, str) or not isinstance(paths, dict):  # not a tsconfig's shape
+                    continue
+                base = posixpath.normpath(posixpath.join(directory, base_url))
+                for pattern, targets in paths.items():
+                    if isinstance(targets, list):
+                        out.append(
+                            (directory, pattern, [posixpath.join(base, t) for t in targets if isinstance(t, str)])
+                        )
         return sorted(out, key=lambda item: -len(item[0]))
 
     # -- imports ---------------------------------------------------------------------------------
