@@ -346,7 +346,7 @@ def index_repository(
     summary.seconds["model"] = embedded.model_seconds
     summary.seconds["embed"] = clock.lap() - embedded.model_seconds
 
-    written = write(planned, parsed, resolved, embedded, store, progress)
+    written = write(planned, parsed, resolved, embedded, store, progress, {f.path: f.stage for f in summary.failed})
     summary.pruned_externals = written.pruned_externals
     summary.seconds["write"] = clock.lap()
 
@@ -438,7 +438,12 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
     present = on_disk if only is None else (set(state.files) - only) | on_disk  # --since: the rest as it was
     committed = git.last_commit_times(repo, present) if git_head else {}
     stored = set(state.files) if trusted else set(store.file_shas())
-    new_content = [s for s in sources if s.path not in state.files or state.files[s.path].sha != s.blob_sha]
+    # a file a stage fell back on is tried again (and reported again) until it goes through
+    new_content = [
+        s
+        for s in sources
+        if s.path not in state.files or state.files[s.path].sha != s.blob_sha or state.files[s.path].failed
+    ]
     changed, redacted = _redact(new_content)
     masked = {s.path: s for s in changed}
     sources = [masked.get(s.path, s) for s in sources]
@@ -618,13 +623,21 @@ class Written:
 
 
 def write(
-    planned: Plan, parsed: Parsed, resolved: Resolved, embedded: Embedded, store: GraphWriter, progress: Progress
+    planned: Plan,
+    parsed: Parsed,
+    resolved: Resolved,
+    embedded: Embedded,
+    store: GraphWriter,
+    progress: Progress,
+    failed: dict[str, str] | None = None,
 ) -> Written:
     """Write the run into the store as one run (``store.run``: a reader sees the previous graph until
     the run ends, then the new one whole), then save the state inside it. A run that does not build
     on the saved state starts from an empty graph. The state is saved just before the run ends: a
-    crash between the two leaves a state whose token the store does not hold, so the next run is full."""
+    crash between the two leaves a state whose token the store does not hold, so the next run is full.
+    ``failed`` (path -> stage) is kept per file, so the next run tries those files again."""
     state, vectors = planned.state, embedded.vectors
+    failed = failed or {}
     with store.run(full=not planned.trusted, dimension=vectors.width):
         store.set_meta("model", planned.embedding)
         store.set_meta("state_token", "")
@@ -639,13 +652,14 @@ def write(
                     res = resolved.files[path]
                 else:  # only its commit time changed: its edges are the ones it had
                     res = Resolution(files[path].edges, files[path].externals)
-                files[path] = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings)
+                kept = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings)
+                files[path] = replace(kept, failed=failed.get(path, ""))
                 advance(1)
             for source in planned.documents:
                 files[source.path] = _write_document(store, source, embedded.sections[source.path], planned, vectors)
                 advance(1)
             _write_retimed_documents(store, files, planned, vectors.width)
-            written = _write_edges(store, files, resolved, rewritten)
+            written = _write_edges(store, files, resolved, rewritten, failed)
             advance(1)
             _write_mentions(
                 store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
@@ -699,13 +713,16 @@ def _write_code(
     )
 
 
-def _write_edges(store: GraphWriter, files: dict[str, FileState], resolved: Resolved, rewritten: set[str]) -> set[str]:
+def _write_edges(
+    store: GraphWriter, files: dict[str, FileState], resolved: Resolved, rewritten: set[str], failed: dict[str, str]
+) -> set[str]:
     """Every rewritten file lost its outgoing edges: lay them again; the affected files get theirs
     replaced. Returns the files whose edges were written."""
     again = sorted(resolved.affected - rewritten)
     store.delete_edges(again)
     for path in again:
-        files[path] = replace(files[path], edges=resolved.files[path].edges, externals=resolved.files[path].externals)
+        res = resolved.files[path]
+        files[path] = replace(files[path], edges=res.edges, externals=res.externals, failed=failed.get(path, ""))
     written = rewritten | set(again)
     store.write_edges(
         [e for p in sorted(written) for e in files[p].edges], [x for p in again for x in files[p].externals]

@@ -29,7 +29,7 @@ from cg.graph.store import SCHEMA_VERSION
 from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction
 
 # Bumped whenever extraction, resolution or the stored schema changes what a file yields.
-STATE_VERSION = "2"  # 2: MessagePack decoded against these classes (1 was a pickle)
+STATE_VERSION = "3"  # 3: deep code indexed, failures kept per file; 2: MessagePack (1 was a pickle)
 
 
 @dataclass
@@ -44,6 +44,7 @@ class FileState:
     chunks: int = 0
     sections: list[DocSection] = field(default_factory=list)  # docs
     mentions: list[tuple[str, str]] = field(default_factory=list)  # (doc id, symbol id)
+    failed: str = ""  # the stage that fell back on it ("parse", "resolve"): the next run tries it again
 
 
 @dataclass

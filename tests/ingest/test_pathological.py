@@ -16,8 +16,17 @@ import msgspec
 import pytest
 
 from cg.config import load_settings
+from cg.embed import embedder_for
+from cg.graph.kuzu_store import KuzuStore
 from cg.ingest.languages.javascript import JavaScriptExtractor
-from cg.ingest.pipeline import RESOLVE_BY_NAME, RESOLVE_NOTHING, IndexSummary, extract_repository, resolve_files
+from cg.ingest.pipeline import (
+    RESOLVE_BY_NAME,
+    RESOLVE_NOTHING,
+    IndexSummary,
+    extract_repository,
+    index_repository,
+    resolve_files,
+)
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.python import Resolver
 from cg.model import FileExtraction
@@ -354,3 +363,37 @@ def test_hostile_project_files_beside_the_sources_never_stop_or_hang_the_resolve
     (tmp_path / "elsewhere.mod").write_text("module example.com/outside\n")
     summary, _, calls = _index(repo)
     assert summary.failed == [] and SHOP_CALLS <= calls
+
+
+def test_a_file_that_fell_back_is_tried_again_and_named_again_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An incremental run does not forget a fallback: the file is parsed again (and named again, so
+    ``--strict`` keeps failing) until it goes through, and then it is indexed whole."""
+    repo = _repo(tmp_path / "shop", {})
+    extract = JavaScriptExtractor.extract
+
+    def broken_extract(self, record, source):
+        if record.path == "web/checkout.js" and source:
+            raise KeyError("arrow_function")
+        return extract(self, record, source)
+
+    monkeypatch.setattr(JavaScriptExtractor, "extract", broken_extract)
+    settings = load_settings(repo, resolver="name")
+    embedder = embedder_for(settings)
+    store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    try:
+        first = index_repository(settings, store, embedder)
+        again = index_repository(settings, store, embedder)
+        assert [(f.path, f.stage) for f in first.failed] == [("web/checkout.js", "parse")]
+        assert again.mode == "incremental" and [(f.path, f.stage) for f in again.failed] == [
+            ("web/checkout.js", "parse")
+        ]
+        monkeypatch.undo()
+        fixed = index_repository(settings, store, embedder)
+        assert fixed.mode == "incremental" and fixed.failed == []
+        callers = store.calls(["web/coupons.js::applyCoupon"], "in")
+        assert [c.src for c in callers] == ["web/checkout.js::checkout"]
+        assert index_repository(settings, store, embedder).changed == 0  # and it stays through
+    finally:
+        store.close()
