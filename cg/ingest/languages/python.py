@@ -24,7 +24,9 @@ from cg.ingest.walk import module_name
 from cg.model import (
     AttributeRead,
     BaseRef,
+    CallableValue,
     CallSite,
+    Decoration,
     FileExtraction,
     FileRecord,
     ImportRecord,
@@ -65,6 +67,12 @@ class _Scope:
     scope_path: str  # "RetryPolicy.delay_for" ("" for the module)
     human: tuple[str, ...]
     params: dict[str, str] = field(default_factory=dict)  # parameter -> annotation
+    line: int = 0  # 1-based line of the def's name or the `lambda` keyword (0: the module); anchors lambda ids
+    lambdas: int = 0  # lambdas met so far directly in this scope: the next is <lambda{lambdas + 1}>
+
+
+# Something to visit: a node and the stack of definitions it sits in (innermost last).
+_Work = tuple[Node, list[_Scope]]
 
 
 def _string_value(node: Node) -> str:
@@ -104,39 +112,48 @@ def _leading_comment_start(node: Node) -> int:
 
 
 def _callee_expr(node: Node) -> str:
-    """A call's function expression with arguments elided: ``g(a).h`` -> ``g().h``."""
-    if node.type == "identifier":
-        return _text(node)
-    if node.type == "attribute":
-        obj = node.child_by_field_name("object")
-        attr = node.child_by_field_name("attribute")
-        return f"{_callee_expr(obj) if obj is not None else '?'}.{_text(attr)}"
-    if node.type == "call":
-        fn = node.child_by_field_name("function")
-        return f"{_callee_expr(fn) if fn is not None else '?'}()"
-    if node.type == "subscript":
-        value = node.child_by_field_name("value")
-        return f"{_callee_expr(value) if value is not None else '?'}[]"
-    if node.type == "parenthesized_expression" and node.named_child_count == 1:
-        return _callee_expr(node.named_children[0])
-    return f"<{node.type}>"
+    """A call's function expression with arguments elided: ``g(a).h`` -> ``g().h``.
+
+    Walks down the expression's spine in a loop, not by recursion: a 500-link ``.then()`` chain is
+    one expression 1,000 nodes deep."""
+    suffixes: list[str] = []
+    current: Node | None = node
+    head = "?"
+    while current is not None:
+        kind = current.type
+        if kind == "identifier":
+            head = _text(current)
+            break
+        if kind == "attribute":
+            suffixes.append("." + _text(current.child_by_field_name("attribute")))
+            current = current.child_by_field_name("object")
+        elif kind == "call":
+            suffixes.append("()")
+            current = current.child_by_field_name("function")
+        elif kind == "subscript":
+            suffixes.append("[]")
+            current = current.child_by_field_name("value")
+        elif kind == "parenthesized_expression" and current.named_child_count == 1:
+            current = current.named_children[0]
+        else:
+            head = f"<{kind}>"
+            break
+    return head + "".join(reversed(suffixes))
 
 
 def _name_position(node: Node) -> tuple[int, int]:
     """1-based line and 0-based column of an expression's last name: where a reader (and jedi) would
     point to ask what ``self.gateway.charge`` is."""
-    if node.type == "attribute":
-        attr = node.child_by_field_name("attribute")
-        if attr is not None:
-            node = attr
-    elif node.type == "call":
-        fn = node.child_by_field_name("function")
-        if fn is not None:
-            return _name_position(fn)
-    elif node.type == "subscript":
-        value = node.child_by_field_name("value")
-        if value is not None:
-            return _name_position(value)
+    while True:
+        if node.type == "attribute":
+            attr = node.child_by_field_name("attribute")
+            if attr is not None:
+                node = attr
+            break
+        inner = node.child_by_field_name("function" if node.type == "call" else "value")
+        if node.type not in ("call", "subscript") or inner is None:
+            break
+        node = inner
     return node.start_point[0] + 1, node.start_point[1]
 
 
@@ -242,33 +259,43 @@ class _Walker:
 
     # -- traversal ---------------------------------------------------------------------------
     def walk(self, node: Node, stack: list[_Scope]) -> None:
-        for child in node.children:
-            kind = child.type
-            if kind == "decorated_definition":
-                definition = child.child_by_field_name("definition")
-                if definition is not None and definition.type in DEF_TYPES:
-                    self.definition(definition, child, stack)
-                    continue
-            if kind in DEF_TYPES:
-                self.definition(child, child, stack)
-                continue
-            if kind == "call":
-                fn = child.child_by_field_name("function")
-                if fn is not None:
-                    self.call(child, fn, stack[-1].id)
-            elif kind == "attribute" and not _is_call_or_store(child):
-                attr = child.child_by_field_name("attribute")
-                if attr is not None:
-                    self.out.attribute_reads.append(
-                        AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
-                    )
-            elif kind in ("import_statement", "import_from_statement"):
-                self.imports(child)
-            elif kind == "assignment":
-                self.assignment(child, stack)
-            elif kind == "expression_statement" and stack[-1].kind == "module":
-                self.constant(child, stack[-1])
-            self.walk(child, stack)
+        """Visit everything under ``node`` in source order (pre-order), each node under the stack of
+        definitions around it. An explicit work list, not recursion: 5,000 nested parentheses or a
+        1,000-term ``+`` chain are trees thousands of levels deep, and Python's recursion limit is 1,000."""
+        work: list[_Work] = [(child, stack) for child in reversed(node.children)]
+        while work:
+            child, scope = work.pop()
+            work.extend(reversed(self.visit(child, scope)))
+
+    def visit(self, node: Node, stack: list[_Scope]) -> list[_Work]:
+        """Record what ``node`` is; return what to visit next (in source order): its children, or for
+        a definition the parts of it that run in each scope."""
+        kind = node.type
+        if kind == "decorated_definition":
+            definition = node.child_by_field_name("definition")
+            if definition is not None and definition.type in DEF_TYPES:
+                return self.definition(definition, node, stack)
+        elif kind in DEF_TYPES:
+            return self.definition(node, node, stack)
+        elif kind == "lambda":
+            return self.lambda_(node, stack)
+        elif kind == "call":
+            fn = node.child_by_field_name("function")
+            if fn is not None:
+                self.call(node, fn, stack[-1].id)
+        elif kind == "attribute" and not _is_call_or_store(node):
+            attr = node.child_by_field_name("attribute")
+            if attr is not None:
+                self.out.attribute_reads.append(
+                    AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
+                )
+        elif kind in ("import_statement", "import_from_statement"):
+            self.imports(node)
+        elif kind == "assignment":
+            self.assignment(node, stack)
+        elif kind == "expression_statement" and stack[-1].kind == "module":
+            self.constant(node, stack[-1])
+        return [(child, stack) for child in node.children]
 
     def call(self, node: Node, fn: Node, owner: str) -> None:
         expr = _callee_expr(fn)
@@ -294,7 +321,9 @@ class _Walker:
         self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
         return sid if self.seen_ids[sid] == 1 else f"{sid}~{self.seen_ids[sid]}"
 
-    def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> None:
+    def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> list[_Work]:
+        """A ``def`` or ``class``: its symbol now; returned, the work that runs in each scope (decorators,
+        defaults, then the body under the new definition)."""
         parent = stack[-1]
         name = _text(node.child_by_field_name("name")) or "<anonymous>"
         is_class = node.type == "class_definition"
@@ -339,24 +368,11 @@ class _Walker:
                 split_points=_split_points(body, start_row) if body is not None else (),
             )
         )
-        scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human)
-        decorators: list[str] = []
-        if outer is not node:
-            for decorator in outer.children:
-                if decorator.type != "decorator" or decorator.named_child_count == 0:
-                    continue
-                expr = decorator.named_children[0]
-                target = expr.child_by_field_name("function") if expr.type == "call" else expr
-                if target is not None:
-                    line, column = _name_position(target)
-                    self.out.calls.append(CallSite(sid, _callee_expr(target), line, via="decorator", column=column))
-                    decorators.append(_callee_expr(target))
-                if expr.type == "call":  # the decorator's own arguments run in the enclosing scope
-                    args = expr.child_by_field_name("arguments")
-                    if args is not None:
-                        self.walk(args, stack)
+        scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human, line=def_line)
+        work: list[_Work] = []
+        decorators = self.decorators(outer, sid, stack, work) if outer is not node else ()
         if decorators:
-            self.out.symbols[position] = replace(self.out.symbols[position], decorators=tuple(decorators))
+            self.out.symbols[position] = replace(self.out.symbols[position], decorators=decorators)
         if is_class:
             superclasses = node.child_by_field_name("superclasses")
             if superclasses is not None:
@@ -369,9 +385,115 @@ class _Walker:
         else:
             params = node.child_by_field_name("parameters")
             if params is not None:
-                self.parameters(params, scope, stack)
+                work.extend(self.parameters(params, scope, stack))
         if body is not None:
-            self.walk(body, [*stack, scope])
+            work.append((body, [*stack, scope]))
+        return work
+
+    def decorators(self, outer: Node, decorated: str, stack: list[_Scope], work: list[_Work]) -> tuple[str, ...]:
+        """``@retry_on_decline`` / ``@router.route("/webhooks")`` above a definition. The decorator runs
+        when the ``def`` statement does, so the scope holding the ``def`` is its caller (the module or
+        the class body), not the decorated function. Each gives a ``via="decorator"`` call site (the
+        CALLS edge, and DECORATES from the same target) and a ``Decoration`` with its place in the
+        stack; the arguments of a factory, and whatever the expression itself calls, run in that
+        scope too. Returns the decorator expressions top to bottom, as written."""
+        scope = stack[-1]
+        names: list[str] = []
+        found = [d for d in outer.children if d.type == "decorator" and d.named_child_count]
+        for index, decorator in enumerate(found):
+            expr = next((c for c in decorator.named_children if c.type != "comment"), None)
+            if expr is None:
+                continue
+            factory = expr.type == "call"
+            target = expr.child_by_field_name("function") if factory else expr
+            if target is None:
+                continue
+            name = _callee_expr(target)
+            line, column = _name_position(target)
+            self.out.calls.append(CallSite(scope.id, name, line, via="decorator", column=column, decorates=decorated))
+            order = len(found) - 1 - index
+            self.out.decorations.append(Decoration(scope.id, decorated, name, line, column, order, factory))
+            names.append(name)
+            if target.type != "identifier":  # `@get_router().route(...)`: the call inside the expression
+                work.extend((child, stack) for child in target.children)
+            if factory:
+                args = expr.child_by_field_name("arguments")
+                if args is not None:
+                    work.append((args, stack))
+        return tuple(names)
+
+    def lambda_(self, node: Node, stack: list[_Scope]) -> list[_Work]:
+        """A lambda is a definition of its own, kind ``lambda``, whose calls are its own.
+
+        Qualname ``<enclosing>.<lambdaN>``: N counts the lambdas of the enclosing definition (module,
+        class, function or lambda) from 1 in source order, the call-graph benchmarks' convention. The
+        id cannot use N (a lambda added above would renumber every later one) nor a bare line (a line
+        added anywhere above would rename it): it is the line offset from the enclosing definition's
+        own line, and the column, ``billing.py::InvoiceService.overdue.<lambda@3:24>`` (a module-level
+        lambda's offset is its line). Defaults of its parameters run in the enclosing scope."""
+        parent = stack[-1]
+        parent.lambdas += 1
+        label = f"<lambda{parent.lambdas}>"
+        scope_path = f"{parent.scope_path}.{label}" if parent.scope_path else label
+        row, column = node.start_point[0] + 1, node.start_point[1]
+        prefix = "" if parent.kind == "module" else parent.id.split("::", 1)[1] + "."
+        sid = self.unique_id(f"{prefix}<lambda@{row - parent.line}:{column}>")
+        body = node.child_by_field_name("body")
+        head_end = body.start_byte if body is not None else node.end_byte
+        signature = (node.text or b"")[: head_end - node.start_byte].decode("utf-8", "replace")
+        human = (*parent.human, f"lambda {label}")
+        self.out.symbols.append(
+            Symbol(
+                id=sid,
+                name=label,
+                qualname=".".join(p for p in (self.record.module, scope_path) if p),
+                kind="lambda",
+                path=self.record.path,
+                start_line=row,
+                end_line=node.end_point[0] + 1,
+                signature=" ".join(signature.split()).rstrip(":").rstrip(),
+                docstring="",
+                text=_text(node),
+                parent_id=parent.id,
+                scope=human[1:],
+                # not where jedi points: a lambda shares its line with the statement around it (often a def)
+                def_line=0,
+            )
+        )
+        self.bound_to(node, sid, parent)
+        scope = _Scope(id=sid, kind="lambda", name=label, scope_path=scope_path, human=human, line=row)
+        work: list[_Work] = []
+        params = node.child_by_field_name("parameters")
+        if params is not None:
+            work.extend(self.parameters(params, scope, stack))
+        if body is not None:
+            work.append((body, [*stack, scope]))
+        return work
+
+    def bound_to(self, node: Node, lambda_id: str, scope: _Scope) -> None:
+        """Where a lambda's value goes, when the source says so in one step (``CallableValue``)."""
+        parent = node.parent
+        if parent is None:
+            return
+        line = node.start_point[0] + 1
+        if parent.type == "assignment" and parent.child_by_field_name("right") == node:
+            left = parent.child_by_field_name("left")
+            if left is not None and left.type in ("identifier", "attribute"):
+                self.out.callable_values.append(CallableValue(lambda_id, scope.id, _callee_expr(left), "", line))
+            return
+        slot = ""
+        if parent.type == "keyword_argument" and parent.child_by_field_name("value") == node:
+            slot = _text(parent.child_by_field_name("name"))
+            parent = parent.parent
+        elif parent.type == "argument_list":
+            args = [a for a in parent.named_children if a.type != "comment"]
+            slot = str(next(i for i, a in enumerate(args) if a == node))
+        else:
+            return
+        call = parent.parent if parent is not None else None
+        fn = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        if fn is not None and slot:
+            self.out.callable_values.append(CallableValue(lambda_id, scope.id, _callee_expr(fn), slot, line))
 
     def constant(self, statement: Node, module: _Scope) -> None:
         """A module-level ``NAME = ...`` whose name is written as a constant (upper case, PEP 8) is a
@@ -411,7 +533,10 @@ class _Walker:
             )
         )
 
-    def parameters(self, params: Node, scope: _Scope, stack: list[_Scope]) -> None:
+    def parameters(self, params: Node, scope: _Scope, stack: list[_Scope]) -> list[_Work]:
+        """Annotated parameters become typed names of ``scope``; the defaults are returned as work in the
+        enclosing scope, where Python evaluates them."""
+        work: list[_Work] = []
         for param in params.named_children:
             if param.type in ("typed_parameter", "typed_default_parameter"):
                 ident = param.child_by_field_name("name")
@@ -422,8 +547,9 @@ class _Walker:
                     scope.params[_text(ident)] = annotation
                     self.out.assignments.append(TypedName(scope.id, _text(ident), annotation))
             default = param.child_by_field_name("value")
-            if default is not None:  # defaults are evaluated in the enclosing scope
-                self.walk(default, stack)
+            if default is not None:
+                work.append((default, stack))
+        return work
 
     def assignment(self, node: Node, stack: list[_Scope]) -> None:
         left = node.child_by_field_name("left")
