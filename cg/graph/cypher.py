@@ -198,6 +198,7 @@ CALLER_COUNTS = (
 )
 BASES = "MATCH (a:Symbol {repo: $repo})-[:INHERITS]->(b:Symbol) WHERE a.id IN $ids RETURN DISTINCT a.id, b.id"
 SUBCLASSES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol {repo: $repo}) WHERE b.id IN $ids RETURN DISTINCT a.id, b.id"
+DECORATORS = "MATCH (d:Symbol)-[r:DECORATES]->(s:Symbol {repo: $repo}) WHERE s.id IN $ids RETURN d.id, s.id, r.line"
 MEMBERS = f"MATCH (c:Symbol {{repo: $repo}})-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {SUMMARY}"
 IMPORTERS = (  # one statement per target label: Kùzu has no label predicate in WHERE
     "MATCH (f:File)-[r:IMPORTS]->(t:Symbol {repo: $repo}) WHERE t.id IN $ids RETURN f.id, t.id, r.line",

@@ -290,6 +290,11 @@ class CypherStore(ABC):
             return {}
         return {r[0]: int(r[1]) for r in self._read(q.CALLER_COUNTS, {"ids": ids})}
 
+    def decorators(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        return sorted({(r[0], r[1], int(r[2] or 0)) for r in self._read(q.DECORATORS, {"ids": ids})})
+
     def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
         if not ids:
             return []

@@ -318,6 +318,10 @@ class GraphReader(StoreHandle, Protocol):
         """(subclass, base) pairs of in-repo INHERITS edges: the bases of ``ids`` ('out') or their
         direct subclasses ('in')."""
 
+    def decorators(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        """(decorator, decorated, line) for the DECORATES edges into these symbols: the in-repo decorators
+        that wrap them."""
+
     def members(self, ids: list[str]) -> list[dict[str, Any]]:
         """SUMMARY_FIELDS of the definitions directly inside these (a class's methods)."""
 
