@@ -102,7 +102,7 @@ def test_decorates_edges_survive_edits_of_either_file(backend: str, tmp_path: Pa
 
         steps = [
             (service, SERVICE.replace("return invoice.total_cents", "return invoice.total_cents - invoice.discount")),
-            (retry, RETRY + '\n\ndef declined(receipt):\n    return receipt is None\n'),
+            (retry, RETRY + "\n\ndef declined(receipt):\n    return receipt is None\n"),
             (service, SERVICE.replace("    @audited\n    def refund", "    def refund")),
             (retry, RETRY.split("\n\ndef audited")[0] + "\n"),
         ]
