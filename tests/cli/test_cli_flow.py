@@ -210,6 +210,13 @@ def test_symbol_lookup_rules(indexed_shop):
     assert "shop.payments.gateway.StripeGateway.charge [shop/payments/gateway.py:77]" in lines[0]
     at_line = json.loads(cg_command("callers", "shop/payments/retry.py:58", "--json", "--repo", str(repo)).stdout)
     assert at_line["symbol"]["id"] == POLICY
+    # a line with a lambda on it means the method it is in, and the lambda is still reachable by its id
+    cancel = "shop/payments/service.py::PaymentService.cancel_pending_retries"
+    on_lambda = json.loads(cg_command("callees", "shop/payments/service.py:117", "--json", "--repo", str(repo)).stdout)
+    assert on_lambda["symbol"]["id"] == cancel
+    by_id = json.loads(cg_command("callees", f"{cancel}.<lambda@2:33>", "--json", "--repo", str(repo)).stdout)
+    assert by_id["symbol"]["kind"] == "lambda"
+    assert by_id["symbol"]["qualname"] == "shop.payments.service.PaymentService.cancel_pending_retries.<lambda1>"
     unknown = cg_command("path", "nosuch_thing", "compute_backoff", "--repo", str(repo), check=False)
     assert unknown.returncode == 1 and unknown.stderr.strip().splitlines() == [
         "cg: no definition matches 'nosuch_thing' (try a qualified name, path:line or `cg search`)"
