@@ -4,6 +4,7 @@ trees thousands of levels deep."""
 from __future__ import annotations
 
 from cg.ingest.chunk import chunk_file
+from cg.ingest.resolve.python import Resolver
 from cg.model import CallableValue, Decoration
 
 from .helpers import extract_source
@@ -104,6 +105,46 @@ def test_calls_inside_a_lambda_are_its_own_and_comprehensions_stay_with_the_func
     body = calls_of(ex, "invoice_paid")
     assert {("sorted", "call"), ("sum", "call"), ("is_billable", "call"), ("handlers[]", "value")} <= body
     assert ("mark_paid", "call") not in body and ("log_failure", "call") not in body
+
+
+def test_a_lambda_run_at_once_is_called_by_its_scope():
+    """`sorted(..., key=lambda ...)` (a builtin that calls what it is given) and `(lambda: ...)()` run the
+    lambda; a lambda stored in a dict or bound to a name is not called by being written."""
+    ex = extract_source("shop/webhooks/invoices.py", WEBHOOKS)
+    assert ("<lambda2>", "callback") in calls_of(ex, "invoice_paid")  # the sort key
+    assert ("<lambda1>", "callback") not in calls_of(ex, "invoice_paid")  # the handler table's lambda
+    assert not any(callee.startswith("<lambda") for callee, _ in calls_of(ex, "<module>"))
+    source = (
+        '"""Exchange rates."""\n\n\ndef load_rates(fetch):\n    return fetch()\n\n\n'
+        "RATES = (lambda: load_rates(download))()\n"
+        "eur = sorted(RATES, key=(lambda pair: pair[1]))\n"
+    )
+    rates = extract_source("shop/billing/rates.py", source)
+    module = {(c.callee, c.via) for c in rates.calls if c.caller_id == "shop/billing/rates.py::<module>"}
+    assert module == {("<lambda1>", "call"), ("<lambda2>", "callback"), ("sorted", "call")}
+    resolver = Resolver([rates])
+    calls = {(e.src, e.dst) for e in resolver.edges(rates)[0] if e.type == "CALLS"}
+    first, second = (s.id for s in rates.symbols if s.kind == "lambda")
+    assert {("shop/billing/rates.py::<module>", first), ("shop/billing/rates.py::<module>", second)} <= calls
+    assert (first, "shop/billing/rates.py::load_rates") in calls
+    assert not any(dst == "<lambda>" for _, dst in calls)  # no unresolved value call beside it
+
+
+def test_only_the_function_slot_of_a_higher_order_builtin_is_a_callback():
+    """`max(delay, 0.0)` calls nothing it is given; `sorted(invoices, key=invoice_total)` calls the key
+    only; `map(normalize_sku, rows)` the function, not the rows."""
+    source = (
+        '"""Invoice totals."""\nimport functools\n\n\n'
+        "def summarize(invoices, rows, delay, invoice_total, normalize_sku):\n"
+        "    wait = max(delay, 0.0)\n"
+        "    ordered = sorted(invoices, key=invoice_total)\n"
+        "    skus = list(map(normalize_sku, rows))\n"
+        "    total = functools.reduce(add_cents, invoices, 0)\n"
+        "    return wait, ordered, skus, total\n"
+    )
+    ex = extract_source("shop/billing/totals.py", source)
+    callbacks = {c.callee for c in ex.calls if c.via == "callback"}
+    assert callbacks == {"invoice_total", "normalize_sku", "add_cents"}
 
 
 def test_where_a_lambda_goes_is_recorded():

@@ -37,26 +37,39 @@ from cg.model import (
 
 PY_LANGUAGE = Grammar(tree_sitter_python.language())
 DEF_TYPES = {"function_definition", "class_definition"}
-# Builtins and standard functions that call the functions they are handed (an edge from the caller).
-HIGHER_ORDER = frozenset(
-    {
-        "map",
-        "filter",
-        "sorted",
-        "min",
-        "max",
-        "partial",
-        "functools.partial",
-        "reduce",
-        "functools.reduce",
-        "itertools.starmap",
-        "itertools.filterfalse",
-        "itertools.takewhile",
-        "itertools.dropwhile",
-        "itertools.groupby",
-        "itertools.accumulate",
-    }
-)
+# Builtins and standard functions that call the functions they are handed (an edge from the caller), with
+# the argument slots that hold the function: the 0-based positions and the keywords. Only those slots: the
+# data beside them (`max(delay, 0.0)`, `sorted(invoices, ...)`) is not called.
+HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "map": ((0,), ()),
+    "filter": ((0,), ()),
+    "sorted": ((), ("key",)),
+    "min": ((), ("key",)),
+    "max": ((), ("key",)),
+    "partial": ((0,), ()),
+    "functools.partial": ((0,), ()),
+    "reduce": ((0,), ()),
+    "functools.reduce": ((0,), ()),
+    "itertools.starmap": ((0,), ()),
+    "itertools.filterfalse": ((0,), ()),
+    "itertools.takewhile": ((0,), ()),
+    "itertools.dropwhile": ((0,), ()),
+    "itertools.groupby": ((1,), ("key",)),
+    "itertools.accumulate": ((1,), ("func",)),
+}
+
+
+def _callable_slot(callee: str, argument: Node) -> bool:
+    """Whether ``argument`` (a child of a call's argument list) is where ``callee`` takes a function."""
+    slots = HIGHER_ORDER.get(callee)
+    args = argument.parent
+    if slots is None or args is None:
+        return False
+    positions, keywords = slots
+    if argument.type == "keyword_argument":
+        return _text(argument.child_by_field_name("name")) in keywords
+    positional = [a for a in args.named_children if a.type not in ("comment", "keyword_argument")]
+    return any(a == argument for i, a in enumerate(positional) if i in positions)
 
 
 @dataclass
@@ -139,6 +152,13 @@ def _callee_expr(node: Node) -> str:
             head = f"<{kind}>"
             break
     return head + "".join(reversed(suffixes))
+
+
+def _unwrapped(node: Node) -> Node:
+    """``node`` without the parentheses around it: ``((lambda: 1))`` -> the lambda."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
 
 
 def _name_position(node: Node) -> tuple[int, int]:
@@ -298,6 +318,8 @@ class _Walker:
         return [(child, stack) for child in node.children]
 
     def call(self, node: Node, fn: Node, owner: str) -> None:
+        if _unwrapped(fn).type == "lambda":  # `(lambda: ...)()`: lambda_ gives the edge to the lambda itself
+            return
         expr = _callee_expr(fn)
         if fn.type in ("identifier", "attribute"):
             line, column = _name_position(fn)
@@ -309,7 +331,7 @@ class _Walker:
             args = node.child_by_field_name("arguments")
             for arg in args.named_children if args is not None else ():
                 value = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
-                if value is not None and value.type in ("identifier", "attribute"):
+                if value is not None and value.type in ("identifier", "attribute") and _callable_slot(expr, arg):
                     line, column = _name_position(value)
                     self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
 
@@ -461,6 +483,7 @@ class _Walker:
             )
         )
         self.bound_to(node, sid, parent)
+        self.invoked(node, label, parent)
         scope = _Scope(id=sid, kind="lambda", name=label, scope_path=scope_path, human=human, line=row)
         work: list[_Work] = []
         params = node.child_by_field_name("parameters")
@@ -469,6 +492,28 @@ class _Walker:
         if body is not None:
             work.append((body, [*stack, scope]))
         return work
+
+    def invoked(self, node: Node, label: str, scope: _Scope) -> None:
+        """A lambda the scope runs at once: called where it is written (``(lambda: x)()``), or handed to a
+        builtin that calls what it is given (``sorted(invoices, key=lambda i: i.due_date)``, the
+        ``HIGHER_ORDER`` rule). The call site names it by its label, which the resolver finds among the
+        scope's own definitions."""
+        outer = node
+        while outer.parent is not None and outer.parent.type == "parenthesized_expression":
+            outer = outer.parent
+        parent = outer.parent
+        line, column = node.start_point[0] + 1, node.start_point[1]
+        if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == outer:
+            self.out.calls.append(CallSite(scope.id, label, line, column=column))
+            return
+        argument = outer
+        if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("value") == outer:
+            argument, parent = parent, parent.parent
+        if parent is None or parent.type != "argument_list" or parent.parent is None:
+            return
+        fn = parent.parent.child_by_field_name("function") if parent.parent.type == "call" else None
+        if fn is not None and _callable_slot(_callee_expr(fn), argument):
+            self.out.calls.append(CallSite(scope.id, label, line, via="callback", column=column))
 
     def bound_to(self, node: Node, lambda_id: str, scope: _Scope) -> None:
         """Where a lambda's value goes, when the source says so in one step (``CallableValue``)."""

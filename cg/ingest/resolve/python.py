@@ -388,6 +388,9 @@ class Resolver:
         return None
 
     def resolve_expr(self, expr: str, scope: Symbol) -> Target | None:
+        if expr.startswith("<lambda"):  # a lambda its scope runs at once (the Python extractor's label)
+            found = self.children.get(scope.id, {}).get(expr)
+            return Target(found.id, "Symbol", "scope", found) if found is not None else None
         if expr.startswith("super()."):
             cls = self.enclosing_class(scope)
             member_name = expr[len("super().") :]
