@@ -2,8 +2,20 @@
 
 One pass over the tree with a stack of enclosing definitions. Every call site is attributed to the
 innermost definition that contains it (module-level code belongs to the module symbol), which is
-what the resolver and the CALLS edges need. The parser recovers from syntax errors; whatever it
-recovers is still extracted and the file gets a warning with the first error's line.
+what the resolver and the CALLS edges need. The rules where Python runs code somewhere else than it
+is written:
+
+- a decorator runs when the ``def`` under it does, so it is called by the scope holding the ``def``
+  (module, class body, enclosing function), never by the decorated function; each application is
+  also a ``Decoration`` (stack order, factory or not) for the resolver's wrapper semantics;
+- a lambda is a definition of its own (kind ``lambda``, ``<enclosing>.<lambdaN>``, an id from its
+  position) and the calls in its body are its own; comprehensions and generator expressions are
+  not scopes: their calls stay with the enclosing definition;
+- parameter defaults and decorator arguments run in the enclosing scope.
+
+The walk is iterative (an explicit work list): code nested thousands deep is extracted whole instead
+of raising RecursionError. The parser recovers from syntax errors; whatever it recovers is still
+extracted and the file gets a warning with the first error's line.
 """
 
 from __future__ import annotations

@@ -496,7 +496,8 @@ class Resolver:
 
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
-        """All edges leaving one file: DEFINES, IMPORTS, CALLS, INHERITS and DECORATES."""
+        """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS; and the DECORATES edges into
+        its definitions, which resolving its decorator lines finds (the file owns them: cg/graph/cypher.py)."""
         sink = EdgeSink(ex)
         path = ex.file.path
 
