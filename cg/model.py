@@ -18,6 +18,10 @@ def symbol_id(path: str, scope: str) -> str:
     return f"{path}::{scope or MODULE_MARKER}"
 
 
+# Symbol kinds that are graph nodes but not retrieval units (see ``Symbol.retrievable``).
+NOT_RETRIEVABLE = frozenset({"lambda"})
+
+
 @dataclass(frozen=True)
 class FileRecord:
     path: str  # repo-relative, forward slashes; also the File node's id
@@ -34,8 +38,9 @@ class Symbol:
     id: str
     name: str
     qualname: str  # dotted, importable where possible: shop.payments.retry.RetryPolicy.delay_for
-    # module | class | function | method | constant (Python UPPER_CASE) | interface | struct | enum | trait
-    # | type (Go, Java, Rust, TypeScript) | config (a YAML/TOML/JSON key, a Dockerfile stage, a SQL statement)
+    # module | class | function | method | lambda (Python) | constant (Python UPPER_CASE) | interface | struct
+    # | enum | trait | type (Go, Java, Rust, TypeScript) | config (a YAML/TOML/JSON key, a Dockerfile stage, a SQL
+    # statement)
     kind: str
     path: str
     start_line: int  # 1-based, inclusive; includes decorators and the leading comment
@@ -57,6 +62,14 @@ class Symbol:
     def chunk_text(self) -> str:
         """What gets embedded: the header, then the code."""
         return f"{self.header}\n{self.text}" if self.header else self.text
+
+    @property
+    def retrievable(self) -> bool:
+        """Whether search can return it: a vector, a full-text entry, a line in the file's table of
+        contents. A lambda is a node of the call graph only: its few tokens sit inside its enclosing
+        definition, whose chunk is what a question should find, and a vector of ``lambda r: r.total``
+        would be noise that costs a model call."""
+        return self.kind not in NOT_RETRIEVABLE
 
 
 @dataclass(frozen=True)
@@ -155,7 +168,7 @@ def edge_rank(resolved_by: str) -> int:
 
 @dataclass(frozen=True)
 class Edge:
-    type: str  # DEFINES | CALLS | INHERITS | IMPORTS
+    type: str  # DEFINES | CALLS | INHERITS | IMPORTS | DECORATES (an in-repo decorator -> what it decorates)
     src: str
     dst: str
     src_label: str  # File | Symbol
@@ -177,6 +190,8 @@ class FileExtraction:
     bases: list[BaseRef] = field(default_factory=list)
     assignments: list[TypedName] = field(default_factory=list)
     attribute_reads: list[AttributeRead] = field(default_factory=list)
+    decorations: list[Decoration] = field(default_factory=list)
+    callable_values: list[CallableValue] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name (ES modules)
     warnings: list[str] = field(default_factory=list)
 
@@ -212,6 +227,48 @@ class CallSite:
     via: str = "call"  # call | new | decorator | callback | value (the callee is an expression: ask its value)
     column: int = 0  # 0-based column of that name
     arity: int = -1  # number of arguments, where overloads are told apart by it (-1: not counted)
+    # via="decorator": the id of the decorated definition. The caller is the scope that runs the `def`
+    # (module, class body, enclosing function); the resolver emits CALLS caller -> decorator and
+    # DECORATES decorator -> this id from the same targets.
+    decorates: str = ""
+
+
+@dataclass(frozen=True)
+class Decoration:
+    """One decorator applied to one definition, for the resolver's wrapper semantics.
+
+    ``@retry_on_decline`` above ``def charge_invoice`` runs, in the scope that defines it,
+    ``charge_invoice = retry_on_decline(charge_invoice)``; ``@router.route("/webhooks/stripe")`` first
+    calls the factory ``router.route("/webhooks/stripe")`` and then applies what it returns. Stacked
+    decorators apply bottom-up: ``order`` 0 is the one nearest the ``def`` (applied first to the function
+    itself), 1 the next above it (applied to what 0 returned), and so on. The name the ``def`` binds is
+    what the top one (the highest ``order``) returns. The ``CallSite`` with ``via="decorator"`` at the
+    same (line, column) is the call of ``expr`` itself."""
+
+    scope_id: str  # who applies it: the module, class or function whose body holds the `def`
+    decorated_id: str  # the decorated definition
+    expr: str  # the decorator's callee as written, arguments elided: retry_on_decline, router.route
+    line: int  # line and 0-based column of expr's last name (what jedi is asked about)
+    column: int
+    order: int  # 0 = nearest the def, applied first
+    factory: bool  # written with arguments: expr(...) is called first and its result is the decorator
+
+
+@dataclass(frozen=True)
+class CallableValue:
+    """A lambda written where a value goes: bound to a name, or handed to a call.
+
+    ``sort_key = lambda invoice: invoice.due_date`` -> target ``sort_key``, slot ``""``;
+    ``sorted(invoices, key=lambda i: i.total)`` -> target ``sorted``, slot ``key``;
+    ``retry(lambda: gateway.charge(invoice))`` -> target ``retry``, slot ``0`` (the position). Lets a
+    resolver give a call of ``sort_key(...)``, or of the parameter the lambda lands in, the lambda as
+    its target."""
+
+    symbol_id: str  # the lambda
+    scope_id: str  # the scope the binding or the call is written in
+    target: str  # the bound name (``sort_key``, ``self.on_paid``) or the called expression (``sorted``)
+    slot: str  # "" for a binding; a keyword or a 0-based position for an argument
+    line: int
 
 
 @dataclass(frozen=True)

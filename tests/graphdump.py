@@ -21,6 +21,7 @@ EDGES = {
     "IMPORTS": ("line", "resolved_by"),
     "CALLS": ("line", "resolved_by", "confidence", "candidates"),
     "INHERITS": ("line", "resolved_by"),
+    "DECORATES": ("line", "resolved_by"),
     "PART_OF": (),
     "MENTIONS": (),
     "TOUCHES": (),

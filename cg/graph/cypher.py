@@ -19,7 +19,15 @@ from __future__ import annotations
 from cg.graph.store import SUMMARY_FIELDS
 
 NODE_LABELS = ("File", "Symbol", "Chunk", "External", "Doc", "Commit")  # Meta aside: what `stats` counts
-REL_TYPES = ("DEFINES", "IMPORTS", "CALLS", "INHERITS", "MENTIONS", "TOUCHES")  # PART_OF goes with its chunk
+REL_TYPES = (
+    "DEFINES",
+    "IMPORTS",
+    "CALLS",
+    "INHERITS",
+    "DECORATES",
+    "MENTIONS",
+    "TOUCHES",
+)  # PART_OF goes with its chunk
 SEARCHABLE = ("Symbol", "Chunk", "Doc", "Commit")  # labels with a full-text index over search_text
 VECTOR_PROPS = (
     ("Symbol", "embedding"),
@@ -33,6 +41,7 @@ REL_PROPS = {
     "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
     "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
     "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
+    "DECORATES": "{line: r.line, resolved_by: r.resolved_by}",
 }
 EDGE_ENDS = ("File", "Symbol", "External")  # what write_edges connects
 EDGE_SOURCES = {  # the labels each relationship type leaves from (what `stats` counts)
@@ -40,6 +49,7 @@ EDGE_SOURCES = {  # the labels each relationship type leaves from (what `stats` 
     "IMPORTS": ("File",),
     "CALLS": ("Symbol",),
     "INHERITS": ("Symbol",),
+    "DECORATES": ("Symbol",),
     "MENTIONS": ("Doc",),
     "TOUCHES": ("Commit",),
 }
@@ -58,10 +68,20 @@ DELETE_STALE_SYMBOLS = "MATCH (s:Symbol {repo: $repo, path: $path}) WHERE NOT s.
 # One file's outgoing edges (its own and its definitions'), by key: what every file write starts with. The
 # IN-list forms below serve many files at once; for one file they scan where the key form looks up (the
 # write stage measured about 10% slower on click with the IN form for every file).
+#
+# A DECORATES edge (decorator -> decorated) belongs to the file of the decorated definition: resolving
+# that file's `@retry_on_decline` line is what finds it, although its source node may sit in another
+# file. So a file's edges are the ones leaving its File and Symbols except DECORATES, plus the DECORATES
+# edges arriving at its Symbols; rewriting the decorator's file leaves them alone (if the decorator
+# itself goes, DETACH DELETE takes them, and its callers' files, the decorated ones among them, are
+# resolved again: docs/freshness.md).
+_SOURCE_OWNED = "DEFINES|CALLS|INHERITS"  # what leaves a Symbol and is its file's (DECORATES aside)
 DELETE_EDGES_FROM_FILE = "MATCH (f:File {repo: $repo, id: $path})-[r]->() DELETE r"
-DELETE_EDGES_FROM_SYMBOLS_OF = "MATCH (s:Symbol {repo: $repo, path: $path})-[r]->() DELETE r"
+DELETE_EDGES_FROM_SYMBOLS_OF = f"MATCH (s:Symbol {{repo: $repo, path: $path}})-[r:{_SOURCE_OWNED}]->() DELETE r"
+DELETE_DECORATES_INTO = "MATCH ()-[r:DECORATES]->(s:Symbol {repo: $repo, path: $path}) DELETE r"
 DELETE_EDGES_FROM_FILES = "MATCH (f:File {repo: $repo})-[r]->() WHERE f.id IN $paths DELETE r"
-DELETE_EDGES_FROM_SYMBOLS = "MATCH (s:Symbol {repo: $repo})-[r]->() WHERE s.path IN $paths DELETE r"
+DELETE_EDGES_FROM_SYMBOLS = f"MATCH (s:Symbol {{repo: $repo}})-[r:{_SOURCE_OWNED}]->() WHERE s.path IN $paths DELETE r"
+DELETE_DECORATES_INTO_FILES = "MATCH ()-[r:DECORATES]->(s:Symbol {repo: $repo}) WHERE s.path IN $paths DELETE r"
 # Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of
 # a file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here).
 DELETE_STALE_CHUNKS = "MATCH (c:Chunk {repo: $repo, path: $path}) WHERE NOT c.id IN $keep DETACH DELETE c"
@@ -75,16 +95,18 @@ UPSERT_EXTERNALS = (
 )
 
 
-def upsert_symbols(cast: str) -> str:
-    """Symbols with their code vector; docstring vectors are set apart (SET_DOC_EMBEDDINGS) because a
-    Kùzu list parameter mixing vectors and nulls does not cast."""
+def upsert_symbols(cast: str | None) -> str:
+    """Symbols with their code vector (``cast`` None: symbols without one, a lambda); docstring vectors
+    are set apart (SET_DOC_EMBEDDINGS) because a Kùzu list parameter mixing vectors and nulls does not
+    cast."""
+    embedding = cast.format("r.embedding") if cast is not None else "NULL"
     return (
         "UNWIND $rows AS r MERGE (s:Symbol {repo: $repo, id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
         " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
         " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
         " s.search_text = r.search_text, s.parent_id = r.parent_id, s.language = r.language,"
         " s.file_kind = r.file_kind, s.blob_sha = r.blob_sha, s.committed_at = r.committed_at,"
-        f" s.embedding = {cast.format('r.embedding')}, s.doc_embedding = NULL"
+        f" s.embedding = {embedding}, s.doc_embedding = NULL"
     )
 
 
@@ -176,6 +198,7 @@ CALLER_COUNTS = (
 )
 BASES = "MATCH (a:Symbol {repo: $repo})-[:INHERITS]->(b:Symbol) WHERE a.id IN $ids RETURN DISTINCT a.id, b.id"
 SUBCLASSES = "MATCH (a:Symbol)-[:INHERITS]->(b:Symbol {repo: $repo}) WHERE b.id IN $ids RETURN DISTINCT a.id, b.id"
+DECORATORS = "MATCH (d:Symbol)-[r:DECORATES]->(s:Symbol {repo: $repo}) WHERE s.id IN $ids RETURN d.id, s.id, r.line"
 MEMBERS = f"MATCH (c:Symbol {{repo: $repo}})-[:DEFINES]->(n:Symbol) WHERE c.id IN $ids RETURN {SUMMARY}"
 IMPORTERS = (  # one statement per target label: Kùzu has no label predicate in WHERE
     "MATCH (f:File)-[r:IMPORTS]->(t:Symbol {repo: $repo}) WHERE t.id IN $ids RETURN f.id, t.id, r.line",

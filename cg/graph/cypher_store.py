@@ -149,11 +149,17 @@ class CypherStore(ABC):
             (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),
             (q.DELETE_EDGES_FROM_FILE, {"path": rec.path}),
             (q.DELETE_EDGES_FROM_SYMBOLS_OF, {"path": rec.path}),
+            (q.DELETE_DECORATES_INTO, {"path": rec.path}),
         ]
         if symbols:
             cast = self._vector_cast(write.embeddings)
             rows = [{k: v for k, v in r.items() if k != "doc_embedding"} for r in symbols]
-            statements.append((q.upsert_symbols(cast), {"rows": rows}))
+            with_vector = [r for r in rows if r["embedding"] is not None]
+            if with_vector:
+                statements.append((q.upsert_symbols(cast), {"rows": with_vector}))
+            without = [{k: v for k, v in r.items() if k != "embedding"} for r in rows if r["embedding"] is None]
+            if without:  # apart: a Kùzu list parameter mixing vectors and nulls does not cast
+                statements.append((q.upsert_symbols(None), {"rows": without}))
             docs = [{"id": r["id"], "doc": r["doc_embedding"]} for r in symbols if r["doc_embedding"] is not None]
             if docs:
                 statements.append((q.set_doc_embeddings(cast), {"rows": docs}))
@@ -186,6 +192,7 @@ class CypherStore(ABC):
         if paths:
             self._write(q.DELETE_EDGES_FROM_FILES, {"paths": paths})
             self._write(q.DELETE_EDGES_FROM_SYMBOLS, {"paths": paths})
+            self._write(q.DELETE_DECORATES_INTO_FILES, {"paths": paths})
 
     def prune_externals(self) -> int:
         rows = self._read(q.UNREFERENCED_EXTERNALS)
@@ -282,6 +289,11 @@ class CypherStore(ABC):
         if not ids:
             return {}
         return {r[0]: int(r[1]) for r in self._read(q.CALLER_COUNTS, {"ids": ids})}
+
+    def decorators(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        return sorted({(r[0], r[1], int(r[2] or 0)) for r in self._read(q.DECORATORS, {"ids": ids})})
 
     def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
         if not ids:

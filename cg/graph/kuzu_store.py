@@ -58,6 +58,7 @@ def _schema(dimension: int) -> list[str]:
         " resolved_by STRING, confidence DOUBLE, candidates INT64)",
         "CREATE REL TABLE IF NOT EXISTS INHERITS(FROM Symbol TO Symbol, FROM Symbol TO External, line INT64,"
         " resolved_by STRING)",
+        "CREATE REL TABLE IF NOT EXISTS DECORATES(FROM Symbol TO Symbol, line INT64, resolved_by STRING)",
         "CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Chunk TO Symbol)",
         "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Doc TO Symbol)",
         "CREATE REL TABLE IF NOT EXISTS TOUCHES(FROM Commit TO File, FROM Commit TO Symbol)",

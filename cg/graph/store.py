@@ -19,9 +19,10 @@ from cg.errors import CgError
 from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord, Symbol
 
 # Bumped whenever the tables or what the extractors emit change (6: Python module constants; 7: a
-# repository key on every node): an index from an older cg is rebuilt by `cg index` (it is derived data,
-# and the embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "7"
+# repository key on every node; 8: DECORATES edges, Python lambdas as Symbols, decorators called by the
+# defining scope): an index from an older cg is rebuilt by `cg index` (it is derived data, and the
+# embedding cache makes the rebuild cheap) and refused with one line by queries.
+SCHEMA_VERSION = "8"
 SYMBOL_FIELDS = (
     "id",
     "name",
@@ -83,7 +84,8 @@ class WriterBusy(StoreError):
 
 @dataclass
 class FileWrite:
-    """One file's nodes, ready to store; embeddings line up with ``symbols``."""
+    """One file's nodes, ready to store; embeddings line up with the retrievable ``symbols`` (a lambda has
+    no vector: ``Symbol.retrievable``)."""
 
     file: FileRecord
     symbols: list[Symbol]
@@ -95,7 +97,7 @@ class FileWrite:
 
     def symbol_rows(self) -> list[dict[str, Any]]:
         """One parameter map per symbol (SYMBOL_FIELDS, the file's metadata the symbol inherits, the
-        embedding and the docstring's embedding)."""
+        embedding, None for a symbol that is not retrievable, and the docstring's embedding)."""
         docs = self.doc_embeddings or [None] * len(self.symbols)
         inherited = {
             "language": self.file.language,
@@ -103,15 +105,19 @@ class FileWrite:
             "blob_sha": self.file.blob_sha,
             "committed_at": self.file.committed_at,
         }
-        return [
+        vectors = iter(self.embeddings)
+        rows = [
             {
                 **{f: getattr(s, f) for f in SYMBOL_FIELDS},
                 **inherited,
-                "embedding": [float(x) for x in vec],
+                "embedding": [float(x) for x in next(vectors)] if s.retrievable else None,
                 "doc_embedding": [float(x) for x in doc] if doc is not None else None,
             }
-            for s, vec, doc in zip(self.symbols, self.embeddings, docs, strict=True)
+            for s, doc in zip(self.symbols, docs, strict=True)
         ]
+        if next(vectors, None) is not None:
+            raise ValueError(f"{self.file.path}: more symbol vectors than retrievable symbols")
+        return rows
 
     def chunk_rows(self) -> list[dict[str, Any]]:
         vectors = self.chunk_embeddings if self.chunk_embeddings is not None else [None] * len(self.chunks)
@@ -311,6 +317,10 @@ class GraphReader(StoreHandle, Protocol):
     def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
         """(subclass, base) pairs of in-repo INHERITS edges: the bases of ``ids`` ('out') or their
         direct subclasses ('in')."""
+
+    def decorators(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        """(decorator, decorated, line) for the DECORATES edges into these symbols: the in-repo decorators
+        that wrap them."""
 
     def members(self, ids: list[str]) -> list[dict[str, Any]]:
         """SUMMARY_FIELDS of the definitions directly inside these (a class's methods)."""

@@ -2,10 +2,17 @@
 call-graph benchmark: ``{"shop.payments.service.PaymentService.charge_invoice": ["shop.payments.retry
 .schedule_payment_retry", "builtins.str", ...]}``. Module-level code is the module's own name.
 
-Conventions (the same as benchmarks/callgraph/README.md): calling a class is an edge to the
-``__init__`` that runs (nothing when no ``__init__`` is defined in the repository), never to the
-class itself; a decorator is an edge from the decorated definition; unresolved calls are left out
-(their expressions are not names). Every definition is a key, with an empty list if it calls nothing.
+Conventions: calling a class is an edge to the ``__init__`` that runs (nothing when no ``__init__``
+is defined in the repository), never to the class itself. A decorator is called by the scope that runs
+the ``def`` under it, the module or class body (or the enclosing function), never by the decorated
+function: ``@router.route("/webhooks")`` above ``def stripe_webhook`` in ``shop.webhooks`` is an edge
+``shop.webhooks -> shop.http.routes.Router.route`` (the graph keeps the link as a DECORATES edge, which
+this map leaves out). A lambda is a definition of its own, a key named ``<enclosing>.<lambdaN>`` (N
+counts the lambdas of the enclosing module, class, function or lambda from 1 in source order:
+``shop.payments.service.PaymentService.cancel_pending_retries.<lambda1>``), and the calls in its body
+are its own; calls in comprehensions and generator expressions stay with the enclosing definition.
+Unresolved calls are left out (their expressions are not names). Every definition is a key, with an
+empty list if it calls nothing.
 """
 
 from __future__ import annotations

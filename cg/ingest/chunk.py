@@ -17,7 +17,8 @@ Budgets are in tokens of the embedding model's own tokenizer (``chunk_tokens``, 
   the lexical arm all of it);
 - a large class is embedded as its skeleton (signatures and docstrings, bodies removed), split at
   member boundaries if needed; its methods are units of their own;
-- every file gets a table-of-contents chunk: module docstring, imports, and what it defines.
+- every file gets a table-of-contents chunk: module docstring, imports, and what it defines;
+- a lambda is no unit at all (``Symbol.retrievable``): its text is part of its enclosing definition's.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Chunked:
     is computed from) and the extra chunks."""
 
     symbols: list[Symbol]
-    embed_texts: list[str]  # one per symbol
+    embed_texts: list[str]  # one per retrievable symbol (Symbol.retrievable: not the lambdas)
     chunks: list[Chunk]
     dropped: int = 0  # fragments and skeleton parts over the file's cap, not emitted
 
@@ -174,7 +175,11 @@ def chunk_file(
     for sym in ex.symbols:
         owner = by_id.get(sym.parent_id)
         owner_signature = owner.signature if owner is not None and owner.kind in CONTAINERS else ""
-        sym = replace(sym, header=header_for(sym, ex.imports, owner_signature, language), search_text=search_text(sym))
+        header = header_for(sym, ex.imports, owner_signature, language)
+        if not sym.retrievable:  # a lambda: a graph node with its header, but no vector and no lexical text
+            symbols.append(replace(sym, header=header, search_text=""))
+            continue
+        sym = replace(sym, header=header, search_text=search_text(sym))
         symbols.append(sym)
         whole = sym.chunk_text
         fits = count([whole])[0] <= budget
@@ -261,7 +266,7 @@ def toc_chunk(ex: FileExtraction) -> Chunk:
         f"{s.kind} {s.qualname.rsplit('.', 1)[-1] if s.kind != 'method' else s.qualname.split('.')[-2:][0]}"
         f"{'.' + s.name if s.kind == 'method' else ''}"
         for s in ex.symbols
-        if s.kind != "module"
+        if s.kind != "module" and s.retrievable
     ]
     imports = sorted(
         {imp.module if not imp.name else f"{'.' * imp.level}{imp.module}.{imp.name}".lstrip(".") for imp in ex.imports}

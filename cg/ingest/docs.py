@@ -126,7 +126,7 @@ class MentionIndex:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.qualname: dict[str, str] = {}
         for s in symbols:
-            if s.kind == "module":
+            if s.kind == "module" or not s.retrievable:  # a lambda has no name a document could write
                 continue
             self.by_name[s.name].append(s.id)
             self.qualname[s.id] = s.qualname

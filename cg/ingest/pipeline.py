@@ -685,7 +685,7 @@ def _write_code(
     store: GraphWriter, ex: FileExtraction, unit: Chunked, res: Resolution, vectors: Vectors, docstrings: bool
 ) -> FileState:
     """One code file's nodes with their vectors (taken in ``_texts`` order); its state for the next run."""
-    symbol_vectors = vectors.take(len(unit.symbols))
+    symbol_vectors = vectors.take(sum(1 for s in unit.symbols if s.retrievable))  # lambdas have none
     chunk_vectors = vectors.take(len(unit.chunks))
     doc_vectors = iter(vectors.take(sum(1 for s in unit.symbols if s.docstring) if docstrings else 0))
     per_symbol = [next(doc_vectors) if s.docstring and docstrings else None for s in unit.symbols]
@@ -700,7 +700,8 @@ def _write_code(
             doc_embeddings=per_symbol,
         )
     )
-    lexical = [len(s.search_text.split()) for s in unit.symbols] + [len(c.search_text.split()) for c in unit.chunks]
+    lexical = [len(s.search_text.split()) for s in unit.symbols if s.retrievable]
+    lexical += [len(c.search_text.split()) for c in unit.chunks]
     return FileState(
         ex.file.blob_sha,
         ex.file.committed_at,

@@ -5,7 +5,10 @@ third of the question's terms or an exact identifier count as relevant, so a que
 the code does not contain gets a plain "nothing found" instead of the nearest vectors). From the seeds the call graph is
 walked both ways over CALLS, precise edges first (see expand.py): callers one hop further than callees,
 because the flow has to be traced up to where it starts. Methods the flow calls that subclasses
-override join the flow as dispatch steps, since a call through the base runs one of them.
+override join the flow as dispatch steps, since a call through the base runs one of them. In-repo
+decorators of the flow's definitions (DECORATES edges) join it too, right after what they wrap ("Router.route
+wraps stripe_webhook"): the wrapper runs around every call of the definition, and the decorator's own
+call belongs to the module or class that defines it, which is rarely in the flow.
 
 Hub down-weighting. Each step's weight is its parent's times a decay per hop (and 0.7 when the edge is a
 bare-name match rather than a jedi or import resolution), divided, for callees, by
@@ -70,7 +73,7 @@ _ENTRY_TEXT = {
 class FlowNode:
     id: str
     node: dict[str, Any]  # summary fields and text
-    role: str  # seed | caller | callee | override
+    role: str  # seed | caller | callee | override | decorator
     weight: float
     entry: str = ""  # kind of entry point (route, cli, main, public, ...) or ""
     decorators: list[str] = field(default_factory=list)
@@ -98,7 +101,9 @@ class FlowEdge:
     dst: str
     line: int
     resolved_by: str
-    type: str = "CALLS"  # CALLS | DISPATCH (a base method to an override that a call through it may run)
+    # CALLS | DISPATCH (a base method to an override that a call through it may run) | DECORATES (a decorator
+    # to the definition it wraps)
+    type: str = "CALLS"
 
 
 @dataclass
@@ -244,6 +249,7 @@ def explain(
         if r.dst in nodes and r.src != r.dst
     ]
     edges += [FlowEdge(base, o, 0, "dispatch", "DISPATCH") for o, base in _override_bases(nodes, role)]
+    edges += _add_decorators(store, nodes, weight, role)
     edges = sorted(set(edges), key=lambda e: (e.src, e.line, e.dst))
     result.nodes = {
         i: FlowNode(i, n, role[i], weight[i], decorators=decorators(n.get("text") or "")) for i, n in nodes.items()
@@ -297,13 +303,30 @@ def _add_overrides(
             role[override["id"]] = "override"
 
 
+def _add_decorators(
+    store: GraphReader, nodes: dict[str, dict[str, Any]], weight: dict[str, float], role: dict[str, str]
+) -> list[FlowEdge]:
+    """The in-repo decorators of the flow's definitions join it, each one step lighter than what it wraps."""
+    found = store.decorators(sorted(nodes))
+    extra = store.symbols(sorted({d for d, _, _ in found} - set(nodes)))
+    edges = []
+    for decorator, decorated, line in found:
+        if decorator in extra and decorator not in role:
+            nodes[decorator] = extra[decorator]
+            weight[decorator] = weight[decorated] * DECAY
+            role[decorator] = "decorator"
+        if decorator in nodes and decorator != decorated:
+            edges.append(FlowEdge(decorator, decorated, line, "decorator", "DECORATES"))
+    return edges
+
+
 def _override_bases(nodes: dict[str, dict[str, Any]], role: dict[str, str]) -> list[tuple[str, str]]:
     return [(i, n["overrides"]) for i, n in nodes.items() if role[i] == "override" and n.get("overrides")]
 
 
 def _mark_entries(store: GraphReader, result: Explanation, tests: list[Step]) -> None:
     called = {e.dst for e in _calls_within(result)}
-    roots = [i for i, n in result.nodes.items() if i not in called and n.role != "override"]
+    roots = [i for i, n in result.nodes.items() if i not in called and n.role not in ("override", "decorator")]
     outside: dict[str, int] = {}
     for row in store.calls(roots, "in"):
         if not is_test(row.other) and row.src not in result.nodes:
@@ -327,8 +350,11 @@ def _calls_within(result: Explanation) -> list[FlowEdge]:
 
 def _flow_order(result: Explanation) -> list[str]:
     out_edges: dict[str, list[FlowEdge]] = {}
+    wrapped_by: dict[str, list[FlowEdge]] = {}
     for e in result.edges:
         out_edges.setdefault(e.src, []).append(e)
+        if e.type == "DECORATES":
+            wrapped_by.setdefault(e.dst, []).append(e)
     reach: dict[str, float] = {}
 
     def reachable(start: str) -> set[str]:
@@ -350,6 +376,9 @@ def _flow_order(result: Explanation) -> list[str]:
     def visit(node: str) -> None:
         placed.add(node)
         order.append(node)
+        for e in sorted(wrapped_by.get(node, []), key=lambda e: (e.line, e.src)):  # its decorators come next
+            if e.src not in placed:
+                visit(e.src)
         for e in sorted(out_edges.get(node, []), key=lambda e: (e.type != "CALLS", e.line, e.dst)):
             if e.dst not in placed:
                 visit(e.dst)
@@ -499,6 +528,14 @@ def render_markdown(result: Explanation) -> str:
         dispatch = [e for e in outgoing.get(i, []) if e.type == "DISPATCH"]
         if dispatch:
             facts.append("May dispatch to: " + "; ".join(ref(e.dst) for e in dispatch))
+        wraps = [e for e in outgoing.get(i, []) if e.type == "DECORATES"]
+        if wraps:
+            facts.append(
+                "; ".join(f"@{_written(result, e, n)} wraps {ref(e.dst)} (line {e.line})" for e in wraps) + "."
+            )
+        wrapped = [e for e in incoming.get(i, []) if e.type == "DECORATES"]
+        if wrapped:
+            facts.append("Wrapped by: " + "; ".join(f"{ref(e.src)} (line {e.line})" for e in wrapped))
         out.extend(f"- {fact}" for fact in facts)
         out.append("")
         if node.code is not None:
@@ -516,6 +553,16 @@ def render_markdown(result: Explanation) -> str:
             out.append(f"- left out: {item['qualname']} {item['citation']} (~{item['tokens']} tokens)")
     out.extend(render_sources(result.sources))
     return "\n".join(out).rstrip() + "\n"
+
+
+def _written(result: Explanation, edge: FlowEdge, decorator: dict[str, Any]) -> str:
+    """The decorator as the decorated definition writes it (``router.route`` for ``Router.route``)."""
+    name = decorator.get("name") or short_id(edge.src)
+    for written in result.nodes[edge.dst].decorators:
+        callee = written.split("(", 1)[0].strip()
+        if callee.rsplit(".", 1)[-1] == name:
+            return callee
+    return name
 
 
 def _mermaid_text(text: str) -> str:
@@ -541,6 +588,8 @@ def render_mermaid(result: Explanation) -> str:
     for e in result.edges:
         if e.type == "DISPATCH":
             lines.append(f'  {ids[e.src]} -.->|"overridden by"| {ids[e.dst]}')
+        elif e.type == "DECORATES":
+            lines.append(f'  {ids[e.src]} -.->|"wraps"| {ids[e.dst]}')
         else:
             lines.append(f'  {ids[e.src]} -->|"line {e.line}"| {ids[e.dst]}')
     lines.append("  classDef entry fill:#dbeafe,stroke:#1d4ed8")

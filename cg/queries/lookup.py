@@ -1,6 +1,7 @@
 """One symbol from what a user types: an id (``path::Scope.name``), a qualified name, a unique short
-name or dotted suffix (``RetryPolicy.delay_for``), or ``path:line`` (the innermost definition around
-that line). An ambiguous name is an error that lists the candidates, never a silent pick."""
+name or dotted suffix (``RetryPolicy.delay_for``), or ``path:line`` (the innermost named definition around
+that line: a line with ``key=lambda job: ...`` on it means the function it is in; the lambda is reached by
+its id). An ambiguous name is an error that lists the candidates, never a silent pick."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def resolve_symbol(store: GraphReader, ref: str) -> dict[str, Any]:
     if located and "::" not in ref:
         path, line = located["path"].removeprefix("./"), int(located["line"])
         around = store.symbols_at(path, line)
+        around = [s for s in around if s["kind"] != "lambda"] or around
         if not around:
             raise SymbolLookupError(f"no definition at {path}:{line} (paths are relative to the repository root)")
         return around[0]

@@ -112,6 +112,33 @@ def test_explain_mermaid_parses(indexed_shop):
     assert nodes["n0"].split("<br/>")[0] == data["order"][0].split("::")[1]
 
 
+WEBHOOK_QUESTION = "how is a stripe webhook dispatched"
+
+
+def check_decorated_route(repo, env=None) -> None:
+    """The route decorator joins the webhook's flow through its DECORATES edge, right after the handler it
+    wraps (the module, not the handler, calls it), in JSON, Markdown and Mermaid alike."""
+    route, webhook = "shop/http/routes.py::Router.route", "shop/webhooks/stripe_webhooks.py::stripe_webhook"
+    data = json.loads(cg_command("explain", WEBHOOK_QUESTION, "--json", "--repo", str(repo), env=env).stdout)
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert nodes[route]["role"] == "decorator" and not nodes[route]["entry"]
+    assert nodes[webhook]["entry"] == "route"
+    assert {"src": route, "dst": webhook, "line": 88, "resolved_by": "decorator", "type": "DECORATES"} in data["edges"]
+    assert data["order"].index(route) == data["order"].index(webhook) + 1
+    text = cg_command("explain", WEBHOOK_QUESTION, "--repo", str(repo), env=env).stdout
+    position = {qualname.rsplit(".", 1)[-1]: n for n, qualname in re.findall(r"^## (\d+)\. (\S+)", text, re.M)}
+    assert f"- @router.route wraps {position['stripe_webhook']}. stripe_webhook (line 88)." in text
+    assert f"- Wrapped by: {position['route']}. Router.route (line 88)" in text
+    mermaid = cg_command("explain", WEBHOOK_QUESTION, "--format", "mermaid", "--repo", str(repo), env=env).stdout
+    nodes_m, edges_m = parse_mermaid(mermaid)
+    label = {v.split("<br/>")[0]: k for k, v in nodes_m.items()}
+    assert (label["Router.route"], label["stripe_webhook"], "wraps") in edges_m
+
+
+def test_explain_shows_the_decorator_that_wraps_a_route(indexed_shop):
+    check_decorated_route(indexed_shop[0])
+
+
 def test_mermaid_labels_are_escaped():
     from cg.queries.explain import _mermaid_text
 
@@ -183,6 +210,13 @@ def test_symbol_lookup_rules(indexed_shop):
     assert "shop.payments.gateway.StripeGateway.charge [shop/payments/gateway.py:77]" in lines[0]
     at_line = json.loads(cg_command("callers", "shop/payments/retry.py:58", "--json", "--repo", str(repo)).stdout)
     assert at_line["symbol"]["id"] == POLICY
+    # a line with a lambda on it means the method it is in, and the lambda is still reachable by its id
+    cancel = "shop/payments/service.py::PaymentService.cancel_pending_retries"
+    on_lambda = json.loads(cg_command("callees", "shop/payments/service.py:117", "--json", "--repo", str(repo)).stdout)
+    assert on_lambda["symbol"]["id"] == cancel
+    by_id = json.loads(cg_command("callees", f"{cancel}.<lambda@2:33>", "--json", "--repo", str(repo)).stdout)
+    assert by_id["symbol"]["kind"] == "lambda"
+    assert by_id["symbol"]["qualname"] == "shop.payments.service.PaymentService.cancel_pending_retries.<lambda1>"
     unknown = cg_command("path", "nosuch_thing", "compute_backoff", "--repo", str(repo), check=False)
     assert unknown.returncode == 1 and unknown.stderr.strip().splitlines() == [
         "cg: no definition matches 'nosuch_thing' (try a qualified name, path:line or `cg search`)"

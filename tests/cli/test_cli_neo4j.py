@@ -11,6 +11,7 @@ import pytest
 from tests.cli.test_cli_flow import (
     QUESTION,
     check_backoff_impact,
+    check_decorated_route,
     check_flow,
     check_paths,
     explain_json,
@@ -71,6 +72,9 @@ class TestOnNeo4j:
         check_paths(repo, NEO4J)
         mermaid = cg_command("explain", QUESTION, "--format", "mermaid", "--repo", str(repo), env=NEO4J).stdout
         parse_mermaid(mermaid)
+
+    def test_explain_shows_the_decorator_that_wraps_a_route(self, neo4j_shop):
+        check_decorated_route(neo4j_shop[0], NEO4J)
 
     def test_cypher_read_only_unless_write(self, neo4j_shop):
         repo, _ = neo4j_shop

@@ -214,6 +214,65 @@ def test_docstring_vectors_exist_only_where_there_is_a_docstring(store_factory):
     assert set(store.embeddings([RETRY.id, BACKOFF.id], "Symbol", "doc_embedding")) == {RETRY.id}
 
 
+def _decorates_count(store) -> int:
+    """Every DECORATES edge of the repository, duplicates counted (a set-based dump would hide them)."""
+    return sum(1 for _ in store._read("MATCH (a:Symbol {repo: $repo})-[r:DECORATES]->(b:Symbol) RETURN r.line"))
+
+
+def test_decorates_edges_belong_to_the_decorated_file(store_factory):
+    """`@retry_on_decline` (shop/retry.py) on a handler in shop/hooks.py: resolving hooks.py found the edge,
+    so rewriting hooks.py replaces it and rewriting retry.py leaves it, whichever file's edges are laid."""
+    decorator = sym("shop/retry.py", "retry_on_decline", doc="Retry a charge the card network declined.")
+    store = store_factory()
+    populate(store)
+    write(store, "shop/retry.py", [RETRY, BACKOFF, decorator], [vec(0), vec(1), vec(4)])
+    decorates = Edge("DECORATES", decorator.id, HANDLER.id, "Symbol", "Symbol", 58, "import")
+    store.write_edges([decorates, Edge("CALLS", RETRY.id, BACKOFF.id, "Symbol", "Symbol", 101, "scope")])
+    assert store.decorators([HANDLER.id]) == [(decorator.id, HANDLER.id, 58)]
+    assert store.decorators([decorator.id]) == []  # the edges into these symbols only
+    assert store.stats()["DECORATES"] == 1
+    _, rows = _read_cypher(
+        store_factory, "MATCH (d:Symbol)-[r:DECORATES]->(f:Symbol {repo: $repo}) RETURN d.name, f.name, r.resolved_by"
+    )
+    assert [tuple(r) for r in rows] == [("retry_on_decline", "handle_invoice_payment_failed", "import")]
+    store = store_factory()
+    write(store, "shop/retry.py", [RETRY, BACKOFF, decorator], [vec(0), vec(1), vec(4)])  # the decorator's file
+    assert store.calls([RETRY.id], "out") == [] and _decorates_count(store) == 1
+    write(store, "shop/hooks.py", [HANDLER], [vec(2)])  # the decorated file: its edges are laid again
+    assert _decorates_count(store) == 0
+    store.write_edges([decorates])
+    assert _decorates_count(store) == 1
+    store.delete_edges(["shop/retry.py"])
+    assert _decorates_count(store) == 1
+    store.delete_edges(["shop/hooks.py"])
+    assert _decorates_count(store) == 0
+    store.write_edges([decorates])
+    write(store, "shop/retry.py", [RETRY, BACKOFF], [vec(0), vec(1)])  # the decorator is gone
+    assert _decorates_count(store) == 0 and store.decorators([HANDLER.id]) == []
+
+
+def test_a_lambda_is_stored_without_a_vector(store_factory):
+    """A lambda is a graph node (its calls, its citation) that neither search arm returns."""
+    sort_key = replace(
+        sym("shop/retry.py", "<lambda1>", kind="lambda", parent=RETRY.id),
+        id="shop/retry.py::schedule_payment_retry.<lambda@3:30>",
+        qualname="shop.retry.schedule_payment_retry.<lambda1>",
+        text="lambda job: job.due_at",
+        search_text="",
+    )
+    store = store_factory()
+    store.ensure_schema(DIM)
+    write(store, "shop/retry.py", [RETRY, sort_key, BACKOFF], [vec(0), vec(1)])  # vectors of the other two
+    store.write_edges([Edge("CALLS", sort_key.id, BACKOFF.id, "Symbol", "Symbol", 103, "scope")])
+    assert store.symbols([sort_key.id])[sort_key.id]["kind"] == "lambda"
+    assert set(store.embeddings([RETRY.id, sort_key.id, BACKOFF.id])) == {RETRY.id, BACKOFF.id}
+    assert store.embeddings([BACKOFF.id])[BACKOFF.id] == pytest.approx(vec(1))  # vectors stay with their symbols
+    assert sort_key.id not in {h[0] for h in store.vector(vec(1), 10)}
+    assert [c.dst for c in store.calls([sort_key.id], "out")] == [BACKOFF.id]
+    with pytest.raises(ValueError, match="more symbol vectors"):
+        write(store, "shop/retry.py", [RETRY, sort_key], [vec(0), vec(1)])
+
+
 def test_repeated_externals_keep_their_own_names(store_factory):
     """Several files name the same library target: each External keeps the name of its own id."""
     store = store_factory()

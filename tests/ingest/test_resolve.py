@@ -89,8 +89,17 @@ def test_aliased_module_import_and_instantiation(edges):
 
 
 def test_decorator_edge_through_module_level_instance(edges):
-    edge = calls(edges)[("shop/webhooks/stripe_webhooks.py::stripe_webhook", "shop/http/routes.py::Router.route")]
+    """`@router.route(...)` runs when the module does: the module calls Router.route, the handler does not,
+    and the route DECORATES the handler (from the same target the call resolved to)."""
+    hooks = "shop/webhooks/stripe_webhooks.py"
+    edge = calls(edges)[(f"{hooks}::<module>", "shop/http/routes.py::Router.route")]
     assert edge.line == 88
+    assert (f"{hooks}::stripe_webhook", "shop/http/routes.py::Router.route") not in calls(edges)
+    decorates = [e for e in edges if e.type == "DECORATES"]
+    assert [(e.src, e.dst, e.line, e.resolved_by) for e in decorates if e.dst == f"{hooks}::stripe_webhook"] == [
+        ("shop/http/routes.py::Router.route", f"{hooks}::stripe_webhook", 88, edge.resolved_by)
+    ]
+    assert all(e.src_label == e.dst_label == "Symbol" for e in decorates)  # a library decorator gets none
 
 
 def test_externals_are_named_and_unknowns_are_not_guessed(edges):

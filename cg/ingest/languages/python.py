@@ -2,8 +2,20 @@
 
 One pass over the tree with a stack of enclosing definitions. Every call site is attributed to the
 innermost definition that contains it (module-level code belongs to the module symbol), which is
-what the resolver and the CALLS edges need. The parser recovers from syntax errors; whatever it
-recovers is still extracted and the file gets a warning with the first error's line.
+what the resolver and the CALLS edges need. The rules where Python runs code somewhere else than it
+is written:
+
+- a decorator runs when the ``def`` under it does, so it is called by the scope holding the ``def``
+  (module, class body, enclosing function), never by the decorated function; each application is
+  also a ``Decoration`` (stack order, factory or not) for the resolver's wrapper semantics;
+- a lambda is a definition of its own (kind ``lambda``, ``<enclosing>.<lambdaN>``, an id from its
+  position) and the calls in its body are its own; comprehensions and generator expressions are
+  not scopes: their calls stay with the enclosing definition;
+- parameter defaults and decorator arguments run in the enclosing scope.
+
+The walk is iterative (an explicit work list): code nested thousands deep is extracted whole instead
+of raising RecursionError. The parser recovers from syntax errors; whatever it recovers is still
+extracted and the file gets a warning with the first error's line.
 """
 
 from __future__ import annotations
@@ -24,7 +36,9 @@ from cg.ingest.walk import module_name
 from cg.model import (
     AttributeRead,
     BaseRef,
+    CallableValue,
     CallSite,
+    Decoration,
     FileExtraction,
     FileRecord,
     ImportRecord,
@@ -35,26 +49,39 @@ from cg.model import (
 
 PY_LANGUAGE = Grammar(tree_sitter_python.language())
 DEF_TYPES = {"function_definition", "class_definition"}
-# Builtins and standard functions that call the functions they are handed (an edge from the caller).
-HIGHER_ORDER = frozenset(
-    {
-        "map",
-        "filter",
-        "sorted",
-        "min",
-        "max",
-        "partial",
-        "functools.partial",
-        "reduce",
-        "functools.reduce",
-        "itertools.starmap",
-        "itertools.filterfalse",
-        "itertools.takewhile",
-        "itertools.dropwhile",
-        "itertools.groupby",
-        "itertools.accumulate",
-    }
-)
+# Builtins and standard functions that call the functions they are handed (an edge from the caller), with
+# the argument slots that hold the function: the 0-based positions and the keywords. Only those slots: the
+# data beside them (`max(delay, 0.0)`, `sorted(invoices, ...)`) is not called.
+HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "map": ((0,), ()),
+    "filter": ((0,), ()),
+    "sorted": ((), ("key",)),
+    "min": ((), ("key",)),
+    "max": ((), ("key",)),
+    "partial": ((0,), ()),
+    "functools.partial": ((0,), ()),
+    "reduce": ((0,), ()),
+    "functools.reduce": ((0,), ()),
+    "itertools.starmap": ((0,), ()),
+    "itertools.filterfalse": ((0,), ()),
+    "itertools.takewhile": ((0,), ()),
+    "itertools.dropwhile": ((0,), ()),
+    "itertools.groupby": ((1,), ("key",)),
+    "itertools.accumulate": ((1,), ("func",)),
+}
+
+
+def _callable_slot(callee: str, argument: Node) -> bool:
+    """Whether ``argument`` (a child of a call's argument list) is where ``callee`` takes a function."""
+    slots = HIGHER_ORDER.get(callee)
+    args = argument.parent
+    if slots is None or args is None:
+        return False
+    positions, keywords = slots
+    if argument.type == "keyword_argument":
+        return _text(argument.child_by_field_name("name")) in keywords
+    positional = [a for a in args.named_children if a.type not in ("comment", "keyword_argument")]
+    return any(a == argument for i, a in enumerate(positional) if i in positions)
 
 
 @dataclass
@@ -65,6 +92,12 @@ class _Scope:
     scope_path: str  # "RetryPolicy.delay_for" ("" for the module)
     human: tuple[str, ...]
     params: dict[str, str] = field(default_factory=dict)  # parameter -> annotation
+    line: int = 0  # 1-based line of the def's name or the `lambda` keyword (0: the module); anchors lambda ids
+    lambdas: int = 0  # lambdas met so far directly in this scope: the next is <lambda{lambdas + 1}>
+
+
+# Something to visit: a node and the stack of definitions it sits in (innermost last).
+_Work = tuple[Node, list[_Scope]]
 
 
 def _string_value(node: Node) -> str:
@@ -104,39 +137,55 @@ def _leading_comment_start(node: Node) -> int:
 
 
 def _callee_expr(node: Node) -> str:
-    """A call's function expression with arguments elided: ``g(a).h`` -> ``g().h``."""
-    if node.type == "identifier":
-        return _text(node)
-    if node.type == "attribute":
-        obj = node.child_by_field_name("object")
-        attr = node.child_by_field_name("attribute")
-        return f"{_callee_expr(obj) if obj is not None else '?'}.{_text(attr)}"
-    if node.type == "call":
-        fn = node.child_by_field_name("function")
-        return f"{_callee_expr(fn) if fn is not None else '?'}()"
-    if node.type == "subscript":
-        value = node.child_by_field_name("value")
-        return f"{_callee_expr(value) if value is not None else '?'}[]"
-    if node.type == "parenthesized_expression" and node.named_child_count == 1:
-        return _callee_expr(node.named_children[0])
-    return f"<{node.type}>"
+    """A call's function expression with arguments elided: ``g(a).h`` -> ``g().h``.
+
+    Walks down the expression's spine in a loop, not by recursion: a 500-link ``.then()`` chain is
+    one expression 1,000 nodes deep."""
+    suffixes: list[str] = []
+    current: Node | None = node
+    head = "?"
+    while current is not None:
+        kind = current.type
+        if kind == "identifier":
+            head = _text(current)
+            break
+        if kind == "attribute":
+            suffixes.append("." + _text(current.child_by_field_name("attribute")))
+            current = current.child_by_field_name("object")
+        elif kind == "call":
+            suffixes.append("()")
+            current = current.child_by_field_name("function")
+        elif kind == "subscript":
+            suffixes.append("[]")
+            current = current.child_by_field_name("value")
+        elif kind == "parenthesized_expression" and current.named_child_count == 1:
+            current = current.named_children[0]
+        else:
+            head = f"<{kind}>"
+            break
+    return head + "".join(reversed(suffixes))
+
+
+def _unwrapped(node: Node) -> Node:
+    """``node`` without the parentheses around it: ``((lambda: 1))`` -> the lambda."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
 
 
 def _name_position(node: Node) -> tuple[int, int]:
     """1-based line and 0-based column of an expression's last name: where a reader (and jedi) would
     point to ask what ``self.gateway.charge`` is."""
-    if node.type == "attribute":
-        attr = node.child_by_field_name("attribute")
-        if attr is not None:
-            node = attr
-    elif node.type == "call":
-        fn = node.child_by_field_name("function")
-        if fn is not None:
-            return _name_position(fn)
-    elif node.type == "subscript":
-        value = node.child_by_field_name("value")
-        if value is not None:
-            return _name_position(value)
+    while True:
+        if node.type == "attribute":
+            attr = node.child_by_field_name("attribute")
+            if attr is not None:
+                node = attr
+            break
+        inner = node.child_by_field_name("function" if node.type == "call" else "value")
+        if node.type not in ("call", "subscript") or inner is None:
+            break
+        node = inner
     return node.start_point[0] + 1, node.start_point[1]
 
 
@@ -242,35 +291,47 @@ class _Walker:
 
     # -- traversal ---------------------------------------------------------------------------
     def walk(self, node: Node, stack: list[_Scope]) -> None:
-        for child in node.children:
-            kind = child.type
-            if kind == "decorated_definition":
-                definition = child.child_by_field_name("definition")
-                if definition is not None and definition.type in DEF_TYPES:
-                    self.definition(definition, child, stack)
-                    continue
-            if kind in DEF_TYPES:
-                self.definition(child, child, stack)
-                continue
-            if kind == "call":
-                fn = child.child_by_field_name("function")
-                if fn is not None:
-                    self.call(child, fn, stack[-1].id)
-            elif kind == "attribute" and not _is_call_or_store(child):
-                attr = child.child_by_field_name("attribute")
-                if attr is not None:
-                    self.out.attribute_reads.append(
-                        AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
-                    )
-            elif kind in ("import_statement", "import_from_statement"):
-                self.imports(child)
-            elif kind == "assignment":
-                self.assignment(child, stack)
-            elif kind == "expression_statement" and stack[-1].kind == "module":
-                self.constant(child, stack[-1])
-            self.walk(child, stack)
+        """Visit everything under ``node`` in source order (pre-order), each node under the stack of
+        definitions around it. An explicit work list, not recursion: 5,000 nested parentheses or a
+        1,000-term ``+`` chain are trees thousands of levels deep, and Python's recursion limit is 1,000."""
+        work: list[_Work] = [(child, stack) for child in reversed(node.children)]
+        while work:
+            child, scope = work.pop()
+            work.extend(reversed(self.visit(child, scope)))
+
+    def visit(self, node: Node, stack: list[_Scope]) -> list[_Work]:
+        """Record what ``node`` is; return what to visit next (in source order): its children, or for
+        a definition the parts of it that run in each scope."""
+        kind = node.type
+        if kind == "decorated_definition":
+            definition = node.child_by_field_name("definition")
+            if definition is not None and definition.type in DEF_TYPES:
+                return self.definition(definition, node, stack)
+        elif kind in DEF_TYPES:
+            return self.definition(node, node, stack)
+        elif kind == "lambda":
+            return self.lambda_(node, stack)
+        elif kind == "call":
+            fn = node.child_by_field_name("function")
+            if fn is not None:
+                self.call(node, fn, stack[-1].id)
+        elif kind == "attribute" and not _is_call_or_store(node):
+            attr = node.child_by_field_name("attribute")
+            if attr is not None:
+                self.out.attribute_reads.append(
+                    AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
+                )
+        elif kind in ("import_statement", "import_from_statement"):
+            self.imports(node)
+        elif kind == "assignment":
+            self.assignment(node, stack)
+        elif kind == "expression_statement" and stack[-1].kind == "module":
+            self.constant(node, stack[-1])
+        return [(child, stack) for child in node.children]
 
     def call(self, node: Node, fn: Node, owner: str) -> None:
+        if _unwrapped(fn).type == "lambda":  # `(lambda: ...)()`: lambda_ gives the edge to the lambda itself
+            return
         expr = _callee_expr(fn)
         if fn.type in ("identifier", "attribute"):
             line, column = _name_position(fn)
@@ -282,7 +343,7 @@ class _Walker:
             args = node.child_by_field_name("arguments")
             for arg in args.named_children if args is not None else ():
                 value = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
-                if value is not None and value.type in ("identifier", "attribute"):
+                if value is not None and value.type in ("identifier", "attribute") and _callable_slot(expr, arg):
                     line, column = _name_position(value)
                     self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
 
@@ -294,7 +355,9 @@ class _Walker:
         self.seen_ids[sid] = self.seen_ids.get(sid, 0) + 1
         return sid if self.seen_ids[sid] == 1 else f"{sid}~{self.seen_ids[sid]}"
 
-    def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> None:
+    def definition(self, node: Node, outer: Node, stack: list[_Scope]) -> list[_Work]:
+        """A ``def`` or ``class``: its symbol now; returned, the work that runs in each scope (decorators,
+        defaults, then the body under the new definition)."""
         parent = stack[-1]
         name = _text(node.child_by_field_name("name")) or "<anonymous>"
         is_class = node.type == "class_definition"
@@ -339,24 +402,11 @@ class _Walker:
                 split_points=_split_points(body, start_row) if body is not None else (),
             )
         )
-        scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human)
-        decorators: list[str] = []
-        if outer is not node:
-            for decorator in outer.children:
-                if decorator.type != "decorator" or decorator.named_child_count == 0:
-                    continue
-                expr = decorator.named_children[0]
-                target = expr.child_by_field_name("function") if expr.type == "call" else expr
-                if target is not None:
-                    line, column = _name_position(target)
-                    self.out.calls.append(CallSite(sid, _callee_expr(target), line, via="decorator", column=column))
-                    decorators.append(_callee_expr(target))
-                if expr.type == "call":  # the decorator's own arguments run in the enclosing scope
-                    args = expr.child_by_field_name("arguments")
-                    if args is not None:
-                        self.walk(args, stack)
+        scope = _Scope(id=sid, kind=kind, name=name, scope_path=scope_path, human=human, line=def_line)
+        work: list[_Work] = []
+        decorators = self.decorators(outer, sid, stack, work) if outer is not node else ()
         if decorators:
-            self.out.symbols[position] = replace(self.out.symbols[position], decorators=tuple(decorators))
+            self.out.symbols[position] = replace(self.out.symbols[position], decorators=decorators)
         if is_class:
             superclasses = node.child_by_field_name("superclasses")
             if superclasses is not None:
@@ -369,9 +419,138 @@ class _Walker:
         else:
             params = node.child_by_field_name("parameters")
             if params is not None:
-                self.parameters(params, scope, stack)
+                work.extend(self.parameters(params, scope, stack))
         if body is not None:
-            self.walk(body, [*stack, scope])
+            work.append((body, [*stack, scope]))
+        return work
+
+    def decorators(self, outer: Node, decorated: str, stack: list[_Scope], work: list[_Work]) -> tuple[str, ...]:
+        """``@retry_on_decline`` / ``@router.route("/webhooks")`` above a definition. The decorator runs
+        when the ``def`` statement does, so the scope holding the ``def`` is its caller (the module or
+        the class body), not the decorated function. Each gives a ``via="decorator"`` call site (the
+        CALLS edge, and DECORATES from the same target) and a ``Decoration`` with its place in the
+        stack; the arguments of a factory, and whatever the expression itself calls, run in that
+        scope too. Returns the decorator expressions top to bottom, as written."""
+        scope = stack[-1]
+        names: list[str] = []
+        found = [d for d in outer.children if d.type == "decorator" and d.named_child_count]
+        for index, decorator in enumerate(found):
+            expr = next((c for c in decorator.named_children if c.type != "comment"), None)
+            if expr is None:
+                continue
+            factory = expr.type == "call"
+            target = expr.child_by_field_name("function") if factory else expr
+            if target is None:
+                continue
+            name = _callee_expr(target)
+            line, column = _name_position(target)
+            self.out.calls.append(CallSite(scope.id, name, line, via="decorator", column=column, decorates=decorated))
+            order = len(found) - 1 - index
+            self.out.decorations.append(Decoration(scope.id, decorated, name, line, column, order, factory))
+            names.append(name)
+            if target.type != "identifier":  # `@get_router().route(...)`: the call inside the expression
+                work.extend((child, stack) for child in target.children)
+            if factory:
+                args = expr.child_by_field_name("arguments")
+                if args is not None:
+                    work.append((args, stack))
+        return tuple(names)
+
+    def lambda_(self, node: Node, stack: list[_Scope]) -> list[_Work]:
+        """A lambda is a definition of its own, kind ``lambda``, whose calls are its own.
+
+        Qualname ``<enclosing>.<lambdaN>``: N counts the lambdas of the enclosing definition (module,
+        class, function or lambda) from 1 in source order, the call-graph benchmarks' convention. The
+        id cannot use N (a lambda added above would renumber every later one) nor a bare line (a line
+        added anywhere above would rename it): it is the line offset from the enclosing definition's
+        own line, and the column, ``billing.py::InvoiceService.overdue.<lambda@3:24>`` (a module-level
+        lambda's offset is its line). Defaults of its parameters run in the enclosing scope."""
+        parent = stack[-1]
+        parent.lambdas += 1
+        label = f"<lambda{parent.lambdas}>"
+        scope_path = f"{parent.scope_path}.{label}" if parent.scope_path else label
+        row, column = node.start_point[0] + 1, node.start_point[1]
+        prefix = "" if parent.kind == "module" else parent.id.split("::", 1)[1] + "."
+        sid = self.unique_id(f"{prefix}<lambda@{row - parent.line}:{column}>")
+        body = node.child_by_field_name("body")
+        head_end = body.start_byte if body is not None else node.end_byte
+        signature = (node.text or b"")[: head_end - node.start_byte].decode("utf-8", "replace")
+        human = (*parent.human, f"lambda {label}")
+        self.out.symbols.append(
+            Symbol(
+                id=sid,
+                name=label,
+                qualname=".".join(p for p in (self.record.module, scope_path) if p),
+                kind="lambda",
+                path=self.record.path,
+                start_line=row,
+                end_line=node.end_point[0] + 1,
+                signature=" ".join(signature.split()).rstrip(":").rstrip(),
+                docstring="",
+                text=_text(node),
+                parent_id=parent.id,
+                scope=human[1:],
+                # not where jedi points: a lambda shares its line with the statement around it (often a def)
+                def_line=0,
+            )
+        )
+        self.bound_to(node, sid, parent)
+        self.invoked(node, label, parent)
+        scope = _Scope(id=sid, kind="lambda", name=label, scope_path=scope_path, human=human, line=row)
+        work: list[_Work] = []
+        params = node.child_by_field_name("parameters")
+        if params is not None:
+            work.extend(self.parameters(params, scope, stack))
+        if body is not None:
+            work.append((body, [*stack, scope]))
+        return work
+
+    def invoked(self, node: Node, label: str, scope: _Scope) -> None:
+        """A lambda the scope runs at once: called where it is written (``(lambda: x)()``), or handed to a
+        builtin that calls what it is given (``sorted(invoices, key=lambda i: i.due_date)``, the
+        ``HIGHER_ORDER`` rule). The call site names it by its label, which the resolver finds among the
+        scope's own definitions."""
+        outer = node
+        while outer.parent is not None and outer.parent.type == "parenthesized_expression":
+            outer = outer.parent
+        parent = outer.parent
+        line, column = node.start_point[0] + 1, node.start_point[1]
+        if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == outer:
+            self.out.calls.append(CallSite(scope.id, label, line, column=column))
+            return
+        argument = outer
+        if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("value") == outer:
+            argument, parent = parent, parent.parent
+        if parent is None or parent.type != "argument_list" or parent.parent is None:
+            return
+        fn = parent.parent.child_by_field_name("function") if parent.parent.type == "call" else None
+        if fn is not None and _callable_slot(_callee_expr(fn), argument):
+            self.out.calls.append(CallSite(scope.id, label, line, via="callback", column=column))
+
+    def bound_to(self, node: Node, lambda_id: str, scope: _Scope) -> None:
+        """Where a lambda's value goes, when the source says so in one step (``CallableValue``)."""
+        parent = node.parent
+        if parent is None:
+            return
+        line = node.start_point[0] + 1
+        if parent.type == "assignment" and parent.child_by_field_name("right") == node:
+            left = parent.child_by_field_name("left")
+            if left is not None and left.type in ("identifier", "attribute"):
+                self.out.callable_values.append(CallableValue(lambda_id, scope.id, _callee_expr(left), "", line))
+            return
+        slot = ""
+        if parent.type == "keyword_argument" and parent.child_by_field_name("value") == node:
+            slot = _text(parent.child_by_field_name("name"))
+            parent = parent.parent
+        elif parent.type == "argument_list":
+            args = [a for a in parent.named_children if a.type != "comment"]
+            slot = str(next(i for i, a in enumerate(args) if a == node))
+        else:
+            return
+        call = parent.parent if parent is not None else None
+        fn = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        if fn is not None and slot:
+            self.out.callable_values.append(CallableValue(lambda_id, scope.id, _callee_expr(fn), slot, line))
 
     def constant(self, statement: Node, module: _Scope) -> None:
         """A module-level ``NAME = ...`` whose name is written as a constant (upper case, PEP 8) is a
@@ -411,7 +590,10 @@ class _Walker:
             )
         )
 
-    def parameters(self, params: Node, scope: _Scope, stack: list[_Scope]) -> None:
+    def parameters(self, params: Node, scope: _Scope, stack: list[_Scope]) -> list[_Work]:
+        """Annotated parameters become typed names of ``scope``; the defaults are returned as work in the
+        enclosing scope, where Python evaluates them."""
+        work: list[_Work] = []
         for param in params.named_children:
             if param.type in ("typed_parameter", "typed_default_parameter"):
                 ident = param.child_by_field_name("name")
@@ -422,8 +604,9 @@ class _Walker:
                     scope.params[_text(ident)] = annotation
                     self.out.assignments.append(TypedName(scope.id, _text(ident), annotation))
             default = param.child_by_field_name("value")
-            if default is not None:  # defaults are evaluated in the enclosing scope
-                self.walk(default, stack)
+            if default is not None:
+                work.append((default, stack))
+        return work
 
     def assignment(self, node: Node, stack: list[_Scope]) -> None:
         left = node.child_by_field_name("left")

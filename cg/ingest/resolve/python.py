@@ -87,6 +87,20 @@ class EdgeSink:
         return self.edges, list(self.externals.values())
 
 
+def decorator_targets(targets: list[Target]) -> list[Target]:
+    """The in-repo definitions a decorator expression names, from the targets of its call: a DECORATES
+    edge leaves each of them (decorator -> decorated). A class used as a decorator is the decorator, not
+    the ``__init__`` its call also reaches; a library decorator (an External) gets no edge."""
+    classes = {t.symbol.id for t in targets if t.symbol is not None and t.symbol.kind == "class"}
+    return [
+        t
+        for t in targets
+        if t.label == "Symbol"
+        and t.symbol is not None
+        and not (t.symbol.name == "__init__" and t.symbol.parent_id in classes)
+    ]
+
+
 @dataclass(frozen=True)
 class Target:
     id: str
@@ -374,6 +388,9 @@ class Resolver:
         return None
 
     def resolve_expr(self, expr: str, scope: Symbol) -> Target | None:
+        if expr.startswith("<lambda"):  # a lambda its scope runs at once (the Python extractor's label)
+            found = self.children.get(scope.id, {}).get(expr)
+            return Target(found.id, "Symbol", "scope", found) if found is not None else None
         if expr.startswith("super()."):
             cls = self.enclosing_class(scope)
             member_name = expr[len("super().") :]
@@ -479,7 +496,8 @@ class Resolver:
 
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
-        """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS."""
+        """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS; and the DECORATES edges into
+        its definitions, which resolving its decorator lines finds (the file owns them: cg/graph/cypher.py)."""
         sink = EdgeSink(ex)
         path = ex.file.path
 
@@ -492,8 +510,18 @@ class Resolver:
             caller = self.by_id.get(call.caller_id)
             if caller is None:
                 continue
-            for target in self.call_targets(call, caller):
+            targets = self.call_targets(call, caller)
+            for target in targets:
                 add("CALLS", caller.id, "Symbol", target, call.line)
+            if call.decorates:
+                for target in decorator_targets(targets):
+                    add(
+                        "DECORATES",
+                        target.id,
+                        "Symbol",
+                        Target(call.decorates, "Symbol", target.resolved_by),
+                        call.line,
+                    )
         for read in ex.attribute_reads:
             if read.attr not in self.property_names:
                 continue
