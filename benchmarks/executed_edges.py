@@ -16,8 +16,11 @@ In the same run, over the same trees:
   jedi's seconds per 1,000 lines of code, with the machine's load average around it.
 - PyCG 0.0.7 and pyan3 2.9.0, the published anchors, each in a venv of its own under
   benchmarks/data, with a time limit per tool per project; a tool that fails or times out is
-  reported as such.
-- The misses (executed edges cg's jedi graph lacks), classified by the call site that made them.
+  reported as such. Their edges are read in the same naming (both name modules by path from the
+  package's import root) and scored on the same executed edges.
+- The misses (executed edges cg's jedi graph lacks), classified by the call site that made them (the
+  callee's kind, then the call written at the caller's line); benchmarks/data/misses-<project>.json
+  lists every one with its class and lines, to check a resolver change against.
 - Precision: a fixed sample of 100 in-package jedi edges per project, each read by hand; the verdicts
   live in benchmarks/audit/<project>.tsv. An edge is sampled by the rank of a hash of its names, so a
   resolver change only swaps in the edges it adds; sampled edges nobody reviewed yet are counted and
@@ -57,6 +60,9 @@ AUDIT = HERE / "audit"
 AUDIT_SEED = "cg-issue-15"
 AUDIT_SIZE = 100
 TOOL_SECONDS = 300  # per tool per project
+# PyCG's own --max-iter: its default fix-point iteration did not end within 300 s on flask or on
+# more-itertools here (2026-12-01); each pass over flask takes ~12 s on this machine.
+PYCG_ITERATIONS = 3
 VERDICTS = ("correct", "wrong", "unclear")
 Edge = tuple[str, str]
 
@@ -230,7 +236,7 @@ def package_files(project: Project, tree: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in (root / project.package).rglob("*.py"))
 
 
-def run_tool(tool: Tool, project: Project, tree: Path) -> ToolRun:
+def run_tool(tool: Tool, project: Project, tree: Path, pycg_iterations: int) -> ToolRun:
     """The tool's in-package edges, or why there are none (failed / timed out), within TOOL_SECONDS."""
     try:
         exe = tool_env(tool)
@@ -242,6 +248,7 @@ def run_tool(tool: Tool, project: Project, tree: Path) -> ToolRun:
         files = package_files(project, tree)
         if tool.name == "PyCG":
             command = [str(exe), "-m", "pycg", "--package", ".", *files, "-o", str(out)]
+            command += ["--max-iter", str(pycg_iterations)] if pycg_iterations else []
         else:
             command = [str(exe), str(HERE / "pyan_edges.py"), ".", str(out), *files]
         started = time.perf_counter()
@@ -391,6 +398,10 @@ def classify(edge: Edge, lines: set[int], sources: Sources, nested: set[str]) ->
         }
         if decorators & _PROPERTY:
             return "property access"
+    if _is_generator(target) and not any(
+        _called_name(call) == last for line in lines for call in sources.calls_at(caller, line)[0]
+    ):
+        return "generator started where it is iterated, not where it is called"
     best = None
     for line in sorted(lines):
         calls, caller_node = sources.calls_at(caller, line)
@@ -406,6 +417,25 @@ def classify(edge: Edge, lines: set[int], sources: Sources, nested: set[str]) ->
     if callee in nested:
         return "closure or decorator wrapper"
     return best or "no call written at the line (implicit or through a library)"
+
+
+def _is_generator(node: ast.AST | None) -> bool:
+    """Whether a def's own body yields (a call makes a generator; its code starts where it is iterated)."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _assigned(node: ast.AST | None) -> dict[str, ast.AST | None]:
@@ -464,6 +494,8 @@ def _call_kind(calls: list[ast.Call], last: str, caller: ast.AST | None) -> str 
                 return "plain name call"
         if isinstance(func, ast.Subscript):
             return "call through a container item (dict, list)"
+        if isinstance(func, ast.Call):
+            return "call of a call's result (a factory or wrapper: f(x)(...))"
     return None
 
 
@@ -528,6 +560,12 @@ def main() -> None:
     parser.add_argument(
         "--python", default=sys.executable, help="the interpreter the test suites run on (3.12+: sys.monitoring)"
     )
+    parser.add_argument(
+        "--check-python", help="a Python 3.12+ to trace sqlparse again with sys.monitoring (default: pyenv's 3.12)"
+    )
+    parser.add_argument(
+        "--pycg-iterations", type=int, default=PYCG_ITERATIONS, help="PyCG's --max-iter (0: its fix-point)"
+    )
     args = parser.parse_args()
     projects = [p for p in PROJECTS if not args.only or p.name == args.only]
     started = time.perf_counter()
@@ -538,13 +576,16 @@ def main() -> None:
         traced, run = executed(project, tree, args.python)
         truth = set(traced)
         graphs = {resolver: cg_graph(tree, project.package, resolver) for resolver in ("jedi", "name")}
-        tools = {tool.name: run_tool(tool, project, tree) for tool in TOOLS}
+        tools = {tool.name: run_tool(tool, project, tree, args.pycg_iterations) for tool in TOOLS}
         sources = Sources(project.root(tree))
         jedi = graphs["jedi"]
         misses: dict[str, list[Edge]] = {}
         for edge in sorted(truth - set(jedi.edges)):
             misses.setdefault(classify(edge, traced[edge], sources, run["nested"]), []).append(edge)
         checked = audit(project, tree, jedi, sources)
+        (DATA / f"misses-{project.name}.json").write_text(
+            json.dumps({kind: [[a, b, sorted(traced[(a, b)])] for a, b in edges] for kind, edges in misses.items()})
+        )
         results.append((project, run, truth, graphs, tools, misses, checked))
         tool_text = "; ".join(
             f"{name} {recall(t.edges, truth) if t.status == 'ok' else t.status}" for name, t in tools.items()
@@ -556,14 +597,57 @@ def main() -> None:
             f"{len(checked['pending'])} unreviewed; {run['pytest']}",
             flush=True,
         )
-    lines = report(results, time.perf_counter() - started)
+    cross = cross_check(results, args.check_python)
+    lines = report(results, time.perf_counter() - started, args.pycg_iterations) + cross
     if args.only:
         print("\n".join(lines))
     else:
         write_section("Executed-edge recall (benchmarks/executed_edges.py)", "\n".join(lines))
 
 
-def report(results: list, total_seconds: float) -> list[str]:
+def newer_python(given: str | None) -> str | None:
+    """A Python 3.12+ to run the sys.monitoring tracer on: the one given, else pyenv's or the PATH's 3.12."""
+    candidates = [given] if given else []
+    if not given and shutil.which("pyenv"):
+        versions = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
+        for version in sorted(v for v in versions if v.startswith("3.12.")):
+            prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
+            candidates.append(str(Path(prefix) / "bin" / "python") if prefix else "")
+    candidates += [] if given else ["python3.12", "python3.13"]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.version_info >= (3, 12))"], capture_output=True, text=True
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == "True":
+            return candidate
+    return None
+
+
+def cross_check(results: list, given: str | None) -> list[str]:
+    """The same suite traced by the other tracer: the edge definition must not depend on which one ran."""
+    ran = {project.name: (project, run, truth) for project, run, truth, *_ in results}
+    if "sqlparse" not in ran or ran["sqlparse"][1]["tracer"] != "sys.setprofile":
+        return []
+    project, run, truth = ran["sqlparse"]
+    title = "Tracer cross-check: sqlparse's suite traced again on Python 3.12+ with `sys.monitoring`"
+    python = newer_python(given)
+    if python is None:
+        return ["", f"{title}: not run (no Python 3.12+ found; pass --check-python)."]
+    other, other_run = executed(project, fetch_sdist(project.name, project.version), python)
+    version = subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()
+    both, only_new, only_old = truth & set(other), set(other) - truth, truth - set(other)
+    lines = [
+        "",
+        f"{title} ({version}, {other_run['pytest']}): {len(other)} edges, {len(both)} of them also in the "
+        f"`sys.setprofile` run of {len(truth)}; only with `sys.monitoring`: {len(only_new)}; only with "
+        f"`sys.setprofile`: {len(only_old)}.",
+    ]
+    lines += [f"- only `sys.monitoring`: `{a}` -> `{b}`" for a, b in sorted(only_new)[:10]]
+    lines += [f"- only `sys.setprofile`: `{a}` -> `{b}`" for a, b in sorted(only_old)[:10]]
+    return lines
+
+
+def report(results: list, total_seconds: float, pycg_iterations: int) -> list[str]:
     lines = [
         machine_line(),
         f"Whole run {total_seconds:.0f} s.",
@@ -575,7 +659,9 @@ def report(results: list, total_seconds: float) -> list[str]:
         "definition around them). Recall = executed edges a tool's graph also has. cg: `cg callgraph",
         "--no-external`'s edges with the jedi resolver (default) and the name resolver alone (baseline).",
         f"PyCG and pyan3: the published tools, pinned ({', '.join(t.requirement for t in TOOLS)}), on the",
-        f"package's own files, at most {TOOL_SECONDS} s each. Edges = in-package edges the graph holds.",
+        f"package's own files, at most {TOOL_SECONDS} s each; PyCG "
+        + (f"with `--max-iter {pycg_iterations}`" if pycg_iterations else "to its fix-point")
+        + " (its fix-point did not end within 300 s on flask or more-itertools). Edges = in-package edges.",
         "`earlier convention` = jedi's recall on the edges as the first version of this benchmark named",
         "them (lambdas folded into the definition around them, calls into them not counted).",
         "",
