@@ -63,6 +63,9 @@ TOOL_SECONDS = 300  # per tool per project
 # PyCG's own --max-iter: its default fix-point iteration did not end within 300 s on flask or on
 # more-itertools here (2026-12-01); each pass over flask takes ~12 s on this machine.
 PYCG_ITERATIONS = 3
+# jedi's per-file budget (cg's default is 30 s): on a shared, loaded machine a large file such as
+# more_itertools/more.py can pass 30 s and fall back to names, which would make recall depend on load.
+JEDI_BUDGET = 300.0
 VERDICTS = ("correct", "wrong", "unclear")
 Edge = tuple[str, str]
 
@@ -115,6 +118,7 @@ class CgRun:
     load_before: float
     load_after: float
     symbols: dict[str, tuple[str, int, int, str]]  # qualname -> (path, start, end, kind)
+    over_budget: int = 0  # files whose jedi budget ran out (their remaining sites fell back to names)
 
 
 @dataclass
@@ -202,7 +206,7 @@ def executed(project: Project, tree: Path, python: str) -> tuple[dict[Edge, set[
 
 def cg_graph(tree: Path, package: str, resolver: str) -> CgRun:
     """`cg callgraph --no-external`'s in-package edges (build_callgraph's rules), keeping each edge's lines."""
-    settings = load_settings(tree, resolver=resolver)
+    settings = load_settings(tree, resolver=resolver, jedi_budget=JEDI_BUDGET)
     summary = IndexSummary(repo=str(tree), backend="none")
     extractions, _ = extract_repository(settings, summary=summary)
     extractions = [ex for ex in extractions if ex.file.kind != "config"]
@@ -228,6 +232,7 @@ def cg_graph(tree: Path, package: str, resolver: str) -> CgRun:
         load_before=load_before,
         load_after=load_after,
         symbols={s.qualname: (s.path, s.start_line, s.end_line, s.kind) for s in symbols.values()},
+        over_budget=len(summary.jedi_timed_out),
     )
 
 
@@ -381,8 +386,11 @@ _DUNDERS = {
 _PROPERTY = {"property", "cached_property", "setter", "getter", "deleter", "locked_cached_property"}
 
 
-def classify(edge: Edge, lines: set[int], sources: Sources, nested: set[str]) -> str:
-    """Why cg may have missed this executed edge, from the callee's kind and the caller's call site."""
+def classify(
+    edge: Edge, lines: set[int], sources: Sources, nested: set[str], resolved: dict[str, set[str]] | None = None
+) -> str:
+    """Why cg may have missed this executed edge, from the callee's kind, what cg made of the caller
+    (``resolved``: caller -> callees in cg's graph) and the call written at the caller's line."""
     caller, callee = edge
     last = callee.rsplit(".", 1)[-1]
     if last.startswith("<lambda"):
@@ -402,6 +410,10 @@ def classify(edge: Edge, lines: set[int], sources: Sources, nested: set[str]) ->
         _called_name(call) == last for line in lines for call in sources.calls_at(caller, line)[0]
     ):
         return "generator started where it is iterated, not where it is called"
+    if any(c != callee and c.rsplit(".", 1)[-1] == last for c in (resolved or {}).get(caller, ())):
+        return "cg chose another definition of that name (the override or sibling that ran is missing)"
+    outer = caller.split(".")
+    enclosing = {p for cut in range(1, len(outer)) for p in _params(sources.definition(".".join(outer[:cut])))}
     best = None
     for line in sorted(lines):
         calls, caller_node = sources.calls_at(caller, line)
@@ -410,10 +422,10 @@ def classify(edge: Edge, lines: set[int], sources: Sources, nested: set[str]) ->
             return "decorator (applied by the defining scope)"
         if not calls:
             continue
-        kind = _call_kind(calls, last, caller_node)
+        kind = _call_kind(calls, last, caller_node, enclosing)
         if kind:
             return kind
-        best = best or "call at the line resolves elsewhere"
+        best = best or "the call names something else (an alias, an attribute holding the function)"
     if callee in nested:
         return "closure or decorator wrapper"
     return best or "no call written at the line (implicit or through a library)"
@@ -458,7 +470,7 @@ def _is_getattr(expr: ast.AST | None) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr"
 
 
-def _call_kind(calls: list[ast.Call], last: str, caller: ast.AST | None) -> str | None:
+def _call_kind(calls: list[ast.Call], last: str, caller: ast.AST | None, enclosing: set[str]) -> str | None:
     params = _params(caller)
     bound = _assigned(caller) if isinstance(caller, ast.FunctionDef | ast.AsyncFunctionDef) else {}
     for call in calls:
@@ -492,6 +504,8 @@ def _call_kind(calls: list[ast.Call], last: str, caller: ast.AST | None) -> str 
                 return "getattr" if _is_getattr(value) else "function held in a local variable"
             if func.id == last:
                 return "plain name call"
+            if func.id in enclosing:
+                return "closure calling an enclosing function's parameter (a wrapper calling the original)"
         if isinstance(func, ast.Subscript):
             return "call through a container item (dict, list)"
         if isinstance(func, ast.Call):
@@ -580,8 +594,12 @@ def main() -> None:
         sources = Sources(project.root(tree))
         jedi = graphs["jedi"]
         misses: dict[str, list[Edge]] = {}
+        resolved: dict[str, set[str]] = {}
+        for caller, callee in jedi.edges:
+            resolved.setdefault(caller, set()).add(callee)
         for edge in sorted(truth - set(jedi.edges)):
-            misses.setdefault(classify(edge, traced[edge], sources, run["nested"]), []).append(edge)
+            kind = classify(edge, traced[edge], sources, run["nested"], resolved)
+            misses.setdefault(kind, []).append(edge)
         checked = audit(project, tree, jedi, sources)
         (DATA / f"misses-{project.name}.json").write_text(
             json.dumps({kind: [[a, b, sorted(traced[(a, b)])] for a, b in edges] for kind, edges in misses.items()})
@@ -689,14 +707,15 @@ def report(results: list, total_seconds: float, pycg_iterations: int) -> list[st
         "",
         "Resolve time (the step jedi adds; same run), with the 1-minute load average before and after it:",
         "",
-        "| project | Python LOC | jedi resolve s | jedi s per 1k LOC | load before / after | name resolve s |",
-        "|---|---|---|---|---|---|",
+        f"| project | Python LOC | jedi resolve s | jedi s per 1k LOC | load before / after | files over jedi's "
+        f"{JEDI_BUDGET:.0f} s budget | name resolve s |",
+        "|---|---|---|---|---|---|---|",
     ]
     for project, _, _, graphs, _, _, _ in results:
         jedi, name = graphs["jedi"], graphs["name"]
         lines.append(
             f"| {project.name} | {jedi.loc} | {jedi.seconds:.1f} | {jedi.seconds / jedi.loc * 1000:.2f} "
-            f"| {jedi.load_before:.1f} / {jedi.load_after:.1f} | {name.seconds:.1f} |"
+            f"| {jedi.load_before:.1f} / {jedi.load_after:.1f} | {jedi.over_budget} | {name.seconds:.1f} |"
         )
     lines += [
         "",

@@ -136,6 +136,12 @@ WEBHOOKS = textwrap.dedent(
     @retry
     def refund(payment: object):
         payment.reverse()
+
+
+    def logged(fn):
+        def wrapper(*args):
+            return fn(*args)
+        return wrapper
     """
 )
 
@@ -157,6 +163,14 @@ def test_misses_are_classified_by_the_call_site(tmp_path: Path) -> None:
     assert kind(f"{m}", f"{m}.retry", 17) == "decorator (applied by the defining scope)"
     assert kind(f"{m}.refund", "shophooks.models.Payment.reverse", 19) == "method on an annotated parameter"
     assert kind(f"{m}.dispatch", "shophooks.models.Event.__iter__", 5) == "iteration (__iter__/__next__)"
+    assert kind(f"{m}.logged.wrapper", f"{m}.refund", 24) == (
+        "closure calling an enclosing function's parameter (a wrapper calling the original)"
+    )
+    # cg's own graph tells when it picked another definition of the same name (the base, not the override)
+    resolved = {f"{m}.dispatch": {"shophooks.models.Event.deliver"}}
+    assert executed_edges.classify(
+        (f"{m}.dispatch", "shophooks.models.RefundEvent.deliver"), {2}, sources, set(), resolved
+    ) == ("cg chose another definition of that name (the override or sibling that ran is missing)")
     # a generator's code starts where it is iterated: the frame that resumes it, at a line without its call
     assert kind(f"{m}.dispatch", f"{m}.stream_payloads", 6) == (
         "generator started where it is iterated, not where it is called"
