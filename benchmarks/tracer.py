@@ -1,18 +1,38 @@
-"""A pytest plugin that records which functions of one package call which, while its test suite runs.
+"""A pytest plugin that records which definitions of one package call which, while its test suite runs.
 
 Loaded by benchmarks/executed_edges.py as ``python -m pytest -p tracer`` with three variables set:
 ``CG_TRACE_ROOT`` (the directory the package is imported from), ``CG_TRACE_PACKAGE`` (its top-level
-name) and ``CG_TRACE_OUT`` (where the edges go, as JSON). ``sys.setprofile`` sees every Python-level
-call (Python 3.11 has no ``sys.monitoring``); an edge is kept when both the calling and the called
-code live in the package's files. Names follow `cg callgraph`'s convention (the PyCG one): the dotted
-module, then the definition's qualified name with ``<locals>`` left out, a module's own code under
-the module's name. A comprehension or generator expression belongs to the function around it; calls
-*into* lambdas and comprehensions are counted apart (a call graph has no name for them), and a class
-body running when its module is imported is not a call.
+name) and ``CG_TRACE_OUT`` (where the edges go, as JSON). On Python 3.12+ the calls come from
+``sys.monitoring`` (PY_START and PY_RESUME, code outside the package switched off after its first
+event, so the rest of the run is not slowed); before 3.12 from ``sys.profile``'s ``call`` events,
+which fire at the same points (a function's start and each resumption of a generator).
+
+The edge definition (the conventions of `cg callgraph --format json`, so the dynamic truth and the
+static output can be compared name for name):
+
+- An edge is caller -> callee where both are code of the package's own files; the caller is the
+  Python frame that was running when the callee started (a builtin in between, such as ``sorted``
+  calling its ``key``, is invisible: the edge comes from the frame that called the builtin).
+- Names: the dotted module, then the definition's qualified name without ``<locals>``; a module's
+  own code is the module's name, a class body the class's qualified name.
+- A decorator is called by the scope that defines the decorated function (the module or class body
+  running at import), which is what the interpreter does; a decorator factory ``@dec(arg)`` gives
+  that scope -> ``dec`` and that scope -> the decorator ``dec`` returned.
+- A lambda is a definition ``<scope>.<lambdaN>``: N counts the lambdas whose nearest enclosing
+  definition (module, class, function or lambda) is that scope, from 1 in source order (found by
+  parsing the file and matching the code's position). Calls inside a lambda are the lambda's.
+- Comprehensions and generator expressions belong to the definition around them: their own code
+  objects are neither callers nor callees.
+- Module and class bodies running at import are definitions being made, never callees.
+
+Each edge also keeps up to three caller lines (for the miss classification), and a second name set
+under the earlier convention (lambdas folded into the definition around them, calls into them not
+counted) so earlier numbers can be reproduced.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import os
@@ -21,79 +41,196 @@ import threading
 from pathlib import Path
 from types import CodeType, FrameType
 
-_ANONYMOUS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+_LINES_KEPT = 3
+
+
+class _Lambdas:
+    """The convention names of a file's lambdas, by the source span of each one's body."""
+
+    def __init__(self, module: str, source: str) -> None:
+        self.spans: list[tuple[tuple[int, int], tuple[int, int], str]] = []
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return
+        self._visit(tree, module, {})
+
+    def _visit(self, node: ast.AST, scope: str, counters: dict[str, int]) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            # decorators, defaults and bases run in the enclosing scope; the body in the new one
+            outer: list[ast.AST] = [*node.decorator_list]
+            if isinstance(node, ast.ClassDef):
+                outer += [*node.bases, *node.keywords]
+            else:
+                outer += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            for expr in outer:
+                self._visit(expr, scope, counters)
+            for stmt in node.body:
+                self._visit(stmt, f"{scope}.{node.name}", counters)
+        elif isinstance(node, ast.Lambda):
+            counters[scope] = counters.get(scope, 0) + 1
+            name = f"{scope}.<lambda{counters[scope]}>"
+            body = node.body
+            end = (body.end_lineno or body.lineno, body.end_col_offset or 0)
+            self.spans.append(((body.lineno, body.col_offset), end, name))
+            for expr in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+                self._visit(expr, scope, counters)
+            self._visit(node.body, name, counters)
+        else:
+            for child in ast.iter_child_nodes(node):
+                self._visit(child, scope, counters)
+
+    def innermost(self, first: tuple[int, int], last: tuple[int, int]) -> str | None:
+        """The lambda whose body is the smallest one holding the code that spans ``first``..``last``."""
+        best: tuple[tuple[int, int], tuple[int, int], str] | None = None
+        for start, end, name in self.spans:
+            if start <= first and last <= end and (best is None or (start, best[1]) >= (best[0], end)):
+                best = (start, end, name)  # bodies nest: the one starting last (ending first) is the innermost
+        return best[2] if best else None
 
 
 class Recorder:
     def __init__(self, root: Path, package: str) -> None:
         self.root = root
         self.package = package
-        self.names: dict[CodeType, str | None] = {}
-        self.edges: set[tuple[str, str]] = set()
-        self.anonymous_callees = 0
+        self.names: dict[CodeType, tuple[str, str] | None] = {}  # code -> (name, earlier-convention name)
+        self.lambdas: dict[str, _Lambdas] = {}
+        self.edges: dict[tuple[str, str], set[int]] = {}
+        self.legacy: set[tuple[str, str]] = set()
+        self.comprehension_starts = 0
         self.nested: set[str] = set()  # definitions made inside a function (closures, decorator wrappers)
+        self.lock = threading.Lock()
 
-    def name(self, code: CodeType) -> str | None:
-        """The dotted name of the definition ``code`` belongs to, or None outside the package."""
-        if code in self.names:
-            return self.names[code]
-        name = None
+    def module_of(self, code: CodeType) -> str | None:
         try:
             rel = Path(code.co_filename).resolve().relative_to(self.root)
         except ValueError:
-            rel = None
-        if rel is not None and rel.suffix == ".py" and rel.parts[0] == self.package:
-            parts = list(rel.with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            module = ".".join(parts)
-            scope = [p for p in code.co_qualname.split(".") if p != "<locals>"]
-            while scope and scope[-1] in _ANONYMOUS:
-                scope.pop()  # a comprehension's or lambda's code belongs to the definition around it
-            name = module if code.co_name == "<module>" else ".".join([module, *scope]) if scope else module
-        self.names[code] = name
-        return name
+            return None
+        if rel.suffix != ".py" or rel.parts[0] != self.package:
+            return None
+        parts = list(rel.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts)
 
-    def profile(self, frame: FrameType, event: str, _arg: object) -> None:
-        if event != "call":
-            return
-        callee = self.name(frame.f_code)
+    def name(self, code: CodeType) -> tuple[str, str] | None:
+        """The definition ``code`` belongs to (this convention, the earlier one), or None outside the package."""
+        if code in self.names:
+            return self.names[code]
+        module = self.module_of(code)
+        result = None
+        if module is not None:
+            scope = [p for p in code.co_qualname.split(".") if p != "<locals>"]
+            while scope and scope[-1] in _COMPREHENSIONS:
+                scope.pop()  # a comprehension's code belongs to the definition around it
+            legacy_scope = scope[: scope.index("<lambda>")] if "<lambda>" in scope else scope
+            legacy = ".".join([module, *legacy_scope]) if code.co_name != "<module>" and legacy_scope else module
+            if "<lambda>" in scope:
+                name = self._lambda_name(code, module) or legacy
+            else:
+                name = ".".join([module, *scope]) if code.co_name != "<module>" and scope else module
+            result = (name, legacy)
+        self.names[code] = result
+        return result
+
+    def _lambda_name(self, code: CodeType, module: str) -> str | None:
+        lambdas = self.lambdas.get(code.co_filename)
+        if lambdas is None:
+            try:
+                source = Path(code.co_filename).read_text(encoding="utf-8")
+            except OSError:
+                source = ""
+            lambdas = self.lambdas[code.co_filename] = _Lambdas(module, source)
+        # the instruction spanning the most (a lambda's return of its body, a comprehension's build);
+        # (line, line, 0, 0) is the synthetic position of the code's own entry
+        spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        for line, end_line, col, end_col in code.co_positions():
+            if line is not None and end_line is not None and col is not None and end_col is not None:
+                if (col, end_col) != (0, 0):
+                    spans.append(((line, col), (end_line, -end_col)))
+        if not spans:
+            return None
+        first, last = min(spans)  # the earliest start, then the latest end
+        return lambdas.innermost(first, (last[0], -last[1]))
+
+    def record(self, callee_frame: FrameType) -> bool:
+        """Record the call that started ``callee_frame``; False when its code is not the package's."""
+        code = callee_frame.f_code
+        callee = self.name(code)
         if callee is None:
-            return
-        caller_frame = frame.f_back
-        if caller_frame is None:
-            return
+            return False
+        caller_frame = callee_frame.f_back
+        if caller_frame is None or not code.co_flags & inspect.CO_NEWLOCALS:
+            return True  # a module or class body running at import: a definition, not a call
+        if code.co_name in _COMPREHENSIONS:
+            self.comprehension_starts += 1
+            return True
         caller = self.name(caller_frame.f_code)
         if caller is None:
-            return
-        if not frame.f_code.co_flags & inspect.CO_NEWLOCALS:
-            return  # a module or class body running at import: a definition, not a call
-        if frame.f_code.co_name in _ANONYMOUS:
-            self.anonymous_callees += 1
-            return
-        self.edges.add((caller, callee))
-        if "<locals>" in frame.f_code.co_qualname:
-            self.nested.add(callee)
+            return True
+        with self.lock:
+            lines = self.edges.setdefault((caller[0], callee[0]), set())
+            if len(lines) < _LINES_KEPT:
+                lines.add(caller_frame.f_lineno or 0)
+            if code.co_name != "<lambda>":
+                self.legacy.add((caller[1], callee[1]))
+            if "<locals>" in code.co_qualname:
+                self.nested.add(callee[0])
+        return True
+
+    # sys.setprofile (before 3.12)
+    def profile(self, frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call":
+            self.record(frame)
+
+    # sys.monitoring (3.12+): the frame the callback runs over is the callee's
+    def started(self, _code: CodeType, _offset: int) -> object:
+        if self.record(sys._getframe(1)):
+            return None
+        return sys.monitoring.DISABLE  # type: ignore[attr-defined]  # 3.12+
+
+    def dump(self, path: Path) -> None:
+        data = {
+            "tracer": "sys.monitoring" if _use_monitoring() else "sys.setprofile",
+            "edges": [[a, b, sorted(lines)] for (a, b), lines in sorted(self.edges.items())],
+            "legacy_edges": sorted(self.legacy),
+            "comprehension_starts": self.comprehension_starts,
+            "nested": sorted(self.nested),
+        }
+        path.write_text(json.dumps(data))
 
 
+_TOOL = 4  # a sys.monitoring tool id no debugger, profiler or coverage tool claims (they use 0-2 and 5)
 _recorder: Recorder | None = None
+
+
+def _use_monitoring() -> bool:
+    return sys.version_info >= (3, 12)
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001 (pytest's hook signature)
     global _recorder
     _recorder = Recorder(Path(os.environ["CG_TRACE_ROOT"]).resolve(), os.environ["CG_TRACE_PACKAGE"])
-    threading.setprofile(_recorder.profile)
-    sys.setprofile(_recorder.profile)
+    if _use_monitoring():
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        mon.use_tool_id(_TOOL, "cg executed edges")
+        events = mon.events.PY_START | mon.events.PY_RESUME
+        mon.register_callback(_TOOL, mon.events.PY_START, _recorder.started)
+        mon.register_callback(_TOOL, mon.events.PY_RESUME, _recorder.started)
+        mon.set_events(_TOOL, events)
+    else:
+        threading.setprofile(_recorder.profile)
+        sys.setprofile(_recorder.profile)
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001
-    sys.setprofile(None)
-    threading.setprofile(None)  # type: ignore[arg-type]
-    if _recorder is None:
-        return
-    data = {
-        "edges": sorted(_recorder.edges),
-        "anonymous_callees": _recorder.anonymous_callees,
-        "nested": sorted(_recorder.nested),
-    }
-    Path(os.environ["CG_TRACE_OUT"]).write_text(json.dumps(data))
+    if _use_monitoring():
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        mon.set_events(_TOOL, 0)
+        mon.free_tool_id(_TOOL)
+    else:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    if _recorder is not None:
+        _recorder.dump(Path(os.environ["CG_TRACE_OUT"]))
