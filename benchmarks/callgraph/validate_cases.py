@@ -560,8 +560,9 @@ def derived_truth(facts: dict[str, ModuleFacts], trace: dict, old: dict[str, lis
         for callee in callees:
             if callee in generators and caller in graph:
                 graph[caller].add(callee)
-    for caller, callee in trace["resumptions"]:
-        if not any(callee in old.get(c, []) for c in old) and callee.rsplit(".", 1)[-1] in _called(facts, caller):
+    for caller, callee in trace["resumptions"]:  # a first guess for a new case: the resumer names the generator
+        last = callee.rsplit(".", 1)[-1]
+        if not any(callee in old.get(c, []) for c in old) and (last in _called(facts, caller) or last in EDGE_DUNDERS):
             graph[caller].add(callee)
     return {k: sorted(v) for k, v in sorted(graph.items())}
 
@@ -631,9 +632,9 @@ def check_case(case_dir: str, run: bool, write: bool) -> list[str]:
                 for caller in sorted(set(proposed) | set(truth)):
                     before, after = set(truth.get(caller, [])), set(proposed.get(caller, []))
                     for callee in sorted(after - before):
-                        print(f"  + {caller} -> {callee}")
+                        print(f"  {os.path.basename(case_dir)}: + {caller} -> {callee}")
                     for callee in sorted(before - after):
-                        print(f"  - {caller} -> {callee}")
+                        print(f"  {os.path.basename(case_dir)}: - {caller} -> {callee}")
                 with open(truth_path, "w", encoding="utf-8") as handle:
                     json.dump(proposed, handle, indent=2)
                     handle.write("\n")
