@@ -61,6 +61,7 @@ BUILTIN = "<builtin>"
 EDGE_DUNDERS = {"__init__", "__call__", "__iter__", "__next__", "__enter__", "__exit__"}
 COMPREHENSIONS = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
 GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+Span = tuple[int, int, int, int]  # first line, last line, first column, end column
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
@@ -101,16 +102,16 @@ class ModuleFacts:
 
     module: str
     definitions: list[str] = field(default_factory=list)
-    lambdas: dict[tuple[int, tuple[int, int, int, int]], str] = field(default_factory=dict)  # (line, body span)
+    lambdas: list[tuple[Span, str]] = field(default_factory=list)  # (body span, name)
     functions: dict[tuple[str, int], str] = field(default_factory=dict)  # (name, first line) -> qualname
     class_owners: dict[tuple[int, str], str] = field(default_factory=dict)  # (line, class name) -> owner
-    comprehension_owners: dict[tuple[int, tuple[int, int, int, int]], str] = field(default_factory=dict)
+    comprehension_owners: list[tuple[Span, str]] = field(default_factory=list)  # (span, owner)
     named_calls: set[tuple[str, str]] = field(default_factory=set)  # (owner, builtin or import path)
     called_names: dict[str, set[str]] = field(default_factory=dict)  # owner -> last names of called exprs
     imported: set[str] = field(default_factory=set)  # modules outside the case that it imports
 
 
-def node_span(node: ast.AST) -> tuple[int, int, int, int]:
+def node_span(node: ast.AST) -> Span:
     return (node.lineno, node.end_lineno or node.lineno, node.col_offset, node.end_col_offset or 0)
 
 
@@ -256,13 +257,12 @@ class Analyser:
                 self.lambda_counts[prefix] = count
                 name = f"{prefix}.<lambda{count}>"
                 self.facts.definitions.append(name)
-                self.facts.lambdas[(child.lineno, node_span(child.body))] = name
+                self.facts.lambdas.append((node_span(child.body), name))
                 for default in [*child.args.defaults, *(d for d in child.args.kw_defaults if d is not None)]:
                     self.walk_expr(default, owner, prefix, chain)
                 self.walk_expr(child.body, name, name, [*chain, self.scope_of[child]])
             elif isinstance(child, COMPREHENSION_NODES):
-                inner = child.key if isinstance(child, ast.DictComp) else child.elt
-                self.facts.comprehension_owners[(child.lineno, node_span(inner))] = owner
+                self.facts.comprehension_owners.append((node_span(child), owner))
                 self.walk_expr(child.generators[0].iter, owner, prefix, chain)
                 comp_chain = [*chain, self.scope_of[child]]
                 rest: list[ast.AST] = [*child.generators[1:], *child.generators[0].ifs, child.generators[0].target]
@@ -330,24 +330,13 @@ class Tracer:
         facts = self.facts.get(path)
         result: tuple[str, str] | None = None
         if facts is not None:
-            positions = {p for p in code.co_positions() if None not in p}
             if code.co_name == "<module>":
                 result = ("module", facts.module)
             elif code.co_name == "<lambda>":
-                name = next(
-                    (n for (line, span), n in facts.lambdas.items() if line == code.co_firstlineno and span in positions),
-                    None,
-                )
+                name = innermost(code, facts.lambdas)
                 result = ("function", name) if name else None
             elif code.co_name in COMPREHENSIONS:
-                owner = next(
-                    (
-                        o
-                        for (line, span), o in facts.comprehension_owners.items()
-                        if line == code.co_firstlineno and span in positions
-                    ),
-                    None,
-                )
+                owner = innermost(code, facts.comprehension_owners)
                 result = ("body", owner) if owner else None
             elif not code.co_flags & inspect.CO_NEWLOCALS:
                 owner = facts.class_owners.get((code.co_firstlineno, code.co_name))
@@ -490,6 +479,21 @@ class Tracer:
             target = f"{base}.{name}"
         if self.names_callee(frame, target):
             self.edges.add((named[1], target))
+
+
+def innermost(code: types.CodeType, candidates: list[tuple[Span, str]]) -> str | None:
+    """The name whose span is the smallest one holding every instruction of ``code`` (a lambda's body, a
+    comprehension): lambdas and comprehensions have no name of their own to match on."""
+    positions = [p for p in code.co_positions() if None not in p and p[2:] != (0, 0)]
+
+    def holds(span: Span, pos: tuple) -> bool:
+        return (span[0], span[2]) <= (pos[0], pos[2]) and (pos[1], pos[3]) <= (span[1], span[3])
+
+    fitting = [(span, name) for span, name in candidates if all(holds(span, p) for p in positions)]
+    if not positions or not fitting:
+        return None
+    # the spans that fit are nested (AST spans never overlap otherwise): the innermost starts last
+    return max(fitting, key=lambda item: (item[0][0], item[0][2], -item[0][1], -item[0][3]))[1]
 
 
 def _read_lines(path: str) -> list[str]:
