@@ -11,4 +11,4 @@ VALIDATE = Path(__file__).resolve().parent.parent / "benchmarks" / "callgraph" /
 def test_callgraph_cases_are_valid():
     result = subprocess.run([sys.executable, str(VALIDATE), "--no-run"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "cases in 17 categories: OK" in result.stdout
+    assert "cases in 22 categories: OK" in result.stdout

@@ -105,6 +105,7 @@ class ModuleFacts:
     lambdas: list[tuple[Span, str]] = field(default_factory=list)  # (body span, name)
     functions: dict[tuple[str, int], str] = field(default_factory=dict)  # (name, first line) -> qualname
     class_owners: dict[tuple[int, str], str] = field(default_factory=dict)  # (line, class name) -> owner
+    classes: dict[str, str] = field(default_factory=dict)  # class qualname -> the definition its body belongs to
     comprehension_owners: list[tuple[Span, str]] = field(default_factory=list)  # (span, owner)
     named_calls: set[tuple[str, str]] = field(default_factory=set)  # (owner, builtin or import path)
     called_names: dict[str, set[str]] = field(default_factory=dict)  # owner -> last names of called exprs
@@ -245,6 +246,7 @@ class Analyser:
             elif isinstance(child, ast.ClassDef):
                 self.facts.class_owners[(first_line(child), child.name)] = owner
                 self.facts.class_owners[(child.lineno, child.name)] = owner
+                self.facts.classes[f"{prefix}.{child.name}"] = owner
                 for dec in child.decorator_list:
                     self.decorator(dec, owner, prefix, chain)
                 for expr in [*child.bases, *child.keywords]:
