@@ -63,7 +63,9 @@ def main() -> None:
     args = parser.parse_args()
     cases = sorted(p.parent for p in (HERE / "cases").glob("*/*/callgraph.json"))
     # totals[resolver][kind][category] = [true positives, false positives, false negatives]
-    totals = {r: {k: defaultdict(lambda: [0, 0, 0]) for k in KINDS} for r in RESOLVERS}
+    totals: dict[str, dict[str, defaultdict[str, list[int]]]] = {
+        r: {k: defaultdict(lambda: [0, 0, 0]) for k in KINDS} for r in RESOLVERS
+    }
     misses: dict[str, list[str]] = {r: [] for r in RESOLVERS}
     external_misses: dict[str, Counter[str]] = {r: Counter() for r in RESOLVERS}
     seconds = dict.fromkeys(RESOLVERS, 0.0)
@@ -104,7 +106,8 @@ def main() -> None:
         "name resolver alone (baseline). In-case edges end at a definition of the case; external edges end at a",
         "builtin (`<builtin>.len`) or at an import path outside the case (`json.dumps`). P = precision, R = recall.",
         "",
-        "| category | in-case edges | jedi P | jedi R | name P | name R | external edges | jedi P | jedi R | name P | name R |",
+        "| category | in-case edges | jedi P | jedi R | name P | name R"
+        " | external edges | jedi P | jedi R | name P | name R |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for category in categories:

@@ -23,6 +23,7 @@ import builtins
 import inspect
 import json
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -112,7 +113,7 @@ class ModuleFacts:
     imported: set[str] = field(default_factory=set)  # modules outside the case that it imports
 
 
-def node_span(node: ast.AST) -> Span:
+def node_span(node: ast.expr | ast.stmt) -> Span:
     return (node.lineno, node.end_lineno or node.lineno, node.col_offset, node.end_col_offset or 0)
 
 
@@ -400,20 +401,18 @@ class Tracer:
         """Whether the call expression ``frame`` is executing names ``callee``'s last component."""
         lines = self.sources.setdefault(frame.f_code.co_filename, _read_lines(frame.f_code.co_filename))
         positions = list(frame.f_code.co_positions())
-        index = frame.f_lasti // 2
-        if not 0 <= index < len(positions) or None in positions[index]:
+        index = frame.f_lasti // 2  # one position per 2-byte code unit
+        if not 0 <= index < len(positions):
             return False
-        start, end, col, end_col = positions[index]  # type: ignore[misc]
+        start, end, col, end_col = positions[index]
+        if start is None or end is None or col is None or end_col is None:
+            return False
         text = lines[start - 1 : end]
         if not text:
             return False
         text[-1] = text[-1][:end_col]
         text[0] = text[0][col:]
-        segment = "\n".join(text)
-        last = callee.rsplit(".", 1)[-1]
-        if last in {"__init__", "__new__"}:
-            last = callee.rsplit(".", 2)[-2]
-        return last in segment
+        return re.search(rf"\b{re.escape(callee.rsplit('.', 1)[-1])}\b", "\n".join(text)) is not None
 
     def profile(self, frame: types.FrameType, event: str, arg: object) -> None:
         if event == "call":
@@ -426,9 +425,10 @@ class Tracer:
         named = self.classify(code)
         if named is None:
             caller = frame.f_back
-            if caller is None or self.classify(caller.f_code) is None:
+            caller_named = self.classify(caller.f_code) if caller is not None else None
+            if caller is None or caller_named is None:
                 return
-            _, caller_name = self.classify(caller.f_code)  # type: ignore[misc]
+            caller_name = caller_named[1]
             target = self.external_name(code)
             if target is None:
                 if not code.co_filename.startswith("<frozen"):  # the import system at work
@@ -445,16 +445,16 @@ class Tracer:
         found = self.case_frame(frame.f_back)
         if found is None:
             return
-        caller = found[1]
+        caller_name = found[1]
         if code.co_flags & GENERATOR_FLAGS:
             self.generators.add(callee)
-            self.resumptions.add((caller, callee))
+            self.resumptions.add((caller_name, callee))
             return
         last = callee.rsplit(".", 1)[-1]
         if last.startswith("__") and last.endswith("__") and last not in EDGE_DUNDERS:
-            self.ignored.add((caller, callee))
+            self.ignored.add((caller_name, callee))
             return
-        self.edges.add((caller, callee))
+        self.edges.add((caller_name, callee))
 
     def on_c_call(self, frame: types.FrameType, arg: object) -> None:
         named = self.classify(frame.f_code)
@@ -465,7 +465,7 @@ class Tracer:
         if owner is builtins:
             if name.startswith("__"):
                 return  # __build_class__ and friends: the machinery of a class statement
-            target: str | None = f"{BUILTIN}.{name}"
+            target = f"{BUILTIN}.{name}"
         elif isinstance(owner, types.ModuleType):
             target = self.external_name(arg) or f"{owner.__name__}.{name}"
         else:
@@ -676,7 +676,9 @@ def check_case(case_dir: str, run: bool, write: bool) -> list[str]:
     if not run and not write:
         named = {(o, t) for f in facts.values() for o, t in f.named_calls}
         truth_edges = {(a, b) for a, bs in truth.items() for b in bs}
-        problems += [f"the source names this call, the truth lacks it: {a} -> {b}" for a, b in sorted(named - truth_edges)]
+        problems += [
+            f"the source names this call, the truth lacks it: {a} -> {b}" for a, b in sorted(named - truth_edges)
+        ]
     return problems
 
 
