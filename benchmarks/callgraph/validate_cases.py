@@ -129,14 +129,13 @@ class Analyser:
         self.facts = ModuleFacts(module)
         self.own = own_modules
         self.tree = tree
-        self.scopes: list[Scope] = []
         self.lambda_counts: dict[str, int] = {}
         self.scope_of: dict[ast.AST, Scope] = {}
 
     def run(self) -> ModuleFacts:
         self.facts.definitions.append(self.facts.module)
         self.bindings(self.tree, Scope("module"))
-        self.walk(self.tree, self.facts.module, self.facts.module, [self.scope_of[self.tree]])
+        self.visit_all(list(self.tree.body), self.facts.module, self.facts.module, [self.scope_of[self.tree]])
         return self.facts
 
     # -- bindings ------------------------------------------------------------------------------------
@@ -165,10 +164,10 @@ class Analyser:
                 if isinstance(node, ast.ClassDef):
                     stack.extend([*node.bases, *node.keywords])
                 else:
-                    stack.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+                    stack.extend(defaults(node.args))
                 self.bindings(node, Scope("class" if isinstance(node, ast.ClassDef) else "function"))
             elif isinstance(node, ast.Lambda):
-                stack.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+                stack.extend(defaults(node.args))
                 self.bindings(node, Scope("function"))
             elif isinstance(node, COMPREHENSION_NODES):
                 stack.append(node.generators[0].iter)  # evaluated in the enclosing scope
@@ -230,64 +229,66 @@ class Analyser:
         if last:
             self.facts.called_names.setdefault(owner, set()).add(last)
 
-    def walk(self, node: ast.AST, owner: str, prefix: str, chain: list[Scope]) -> None:
-        """``owner`` is the definition that calls in ``node`` belong to; ``prefix`` names new definitions."""
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = f"{prefix}.{child.name}"
-                self.facts.definitions.append(name)
-                self.facts.functions[(child.name, first_line(child))] = name
-                for dec in child.decorator_list:
-                    self.decorator(dec, owner, prefix, chain)
-                for default in [*child.args.defaults, *(d for d in child.args.kw_defaults if d is not None)]:
-                    self.walk_expr(default, owner, prefix, chain)
-                scope = self.scope_of[child]
-                for stmt in child.body:
-                    self.walk_expr(stmt, name, name, [*chain, scope])
-            elif isinstance(child, ast.ClassDef):
-                self.facts.class_owners[(first_line(child), child.name)] = owner
-                self.facts.class_owners[(child.lineno, child.name)] = owner
-                self.facts.classes[f"{prefix}.{child.name}"] = owner
-                for dec in child.decorator_list:
-                    self.decorator(dec, owner, prefix, chain)
-                for expr in [*child.bases, *child.keywords]:
-                    self.walk_expr(expr, owner, prefix, chain)
-                scope = self.scope_of[child]
-                for stmt in child.body:
-                    self.walk_expr(stmt, owner, f"{prefix}.{child.name}", [*chain, scope])
-            elif isinstance(child, ast.Lambda):
-                count = self.lambda_counts.get(prefix, 0) + 1
-                self.lambda_counts[prefix] = count
-                name = f"{prefix}.<lambda{count}>"
-                self.facts.definitions.append(name)
-                self.facts.lambdas.append((node_span(child.body), name))
-                for default in [*child.args.defaults, *(d for d in child.args.kw_defaults if d is not None)]:
-                    self.walk_expr(default, owner, prefix, chain)
-                self.walk_expr(child.body, name, name, [*chain, self.scope_of[child]])
-            elif isinstance(child, COMPREHENSION_NODES):
-                self.facts.comprehension_owners.append((node_span(child), owner))
-                self.walk_expr(child.generators[0].iter, owner, prefix, chain)
-                comp_chain = [*chain, self.scope_of[child]]
-                rest: list[ast.AST] = [*child.generators[1:], *child.generators[0].ifs, child.generators[0].target]
-                rest += [child.key, child.value] if isinstance(child, ast.DictComp) else [child.elt]
-                for part in rest:
-                    self.walk_expr(part, owner, prefix, comp_chain)
-            else:
-                if isinstance(child, ast.Call):
-                    self.called(owner, child.func, chain)
-                self.walk(child, owner, prefix, chain)
+    def visit_all(self, nodes: list[ast.AST], owner: str, prefix: str, chain: list[Scope]) -> None:
+        for node in sorted(nodes, key=source_position):  # source order: lambdas are counted in it
+            self.visit(node, owner, prefix, chain)
 
-    def walk_expr(self, node: ast.AST, owner: str, prefix: str, chain: list[Scope]) -> None:
-        """Walk ``node`` itself and its children (``walk`` only looks at children)."""
-        wrapper = ast.Module(body=[], type_ignores=[])
-        wrapper.body = [node]  # type: ignore[list-item]
-        self.walk(wrapper, owner, prefix, chain)
+    def visit(self, node: ast.AST, owner: str, prefix: str, chain: list[Scope]) -> None:
+        """``owner`` is the definition that calls in ``node`` belong to; ``prefix`` names new definitions."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = f"{prefix}.{node.name}"
+            self.facts.definitions.append(name)
+            self.facts.functions[(node.name, first_line(node))] = name
+            for dec in node.decorator_list:
+                self.decorator(dec, owner, prefix, chain)
+            self.visit_all(defaults(node.args), owner, prefix, chain)
+            self.visit_all(list(node.body), name, name, [*chain, self.scope_of[node]])
+        elif isinstance(node, ast.ClassDef):
+            self.facts.class_owners[(first_line(node), node.name)] = owner
+            self.facts.class_owners[(node.lineno, node.name)] = owner
+            self.facts.classes[f"{prefix}.{node.name}"] = owner
+            for dec in node.decorator_list:
+                self.decorator(dec, owner, prefix, chain)
+            self.visit_all([*node.bases, *node.keywords], owner, prefix, chain)
+            self.visit_all(list(node.body), owner, f"{prefix}.{node.name}", [*chain, self.scope_of[node]])
+        elif isinstance(node, ast.Lambda):
+            count = self.lambda_counts.get(prefix, 0) + 1
+            self.lambda_counts[prefix] = count
+            name = f"{prefix}.<lambda{count}>"
+            self.facts.definitions.append(name)
+            self.facts.lambdas.append((node_span(node.body), name))
+            self.visit_all(defaults(node.args), owner, prefix, chain)
+            self.visit(node.body, name, name, [*chain, self.scope_of[node]])
+        elif isinstance(node, COMPREHENSION_NODES):
+            self.facts.comprehension_owners.append((node_span(node), owner))
+            first, *others = node.generators
+            inner: list[ast.AST] = [first.target, *first.ifs, *others]
+            inner += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            comprehension_chain = [*chain, self.scope_of[node]]
+            for part in sorted([first.iter, *inner], key=source_position):
+                self.visit(part, owner, prefix, chain if part is first.iter else comprehension_chain)
+        else:
+            if isinstance(node, ast.Call):
+                self.called(owner, node.func, chain)
+            self.visit_all(list(ast.iter_child_nodes(node)), owner, prefix, chain)
 
     def decorator(self, dec: ast.expr, owner: str, prefix: str, chain: list[Scope]) -> None:
         """A decorator expression is called by the scope that defines the decorated name."""
-        self.walk_expr(dec, owner, prefix, chain)
+        self.visit(dec, owner, prefix, chain)
         if not isinstance(dec, ast.Call):
             self.called(owner, dec, chain)
+
+
+def defaults(args: ast.arguments) -> list[ast.AST]:
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def source_position(node: ast.AST) -> tuple[int, int]:
+    """Where ``node`` starts (nodes such as ``ast.comprehension`` carry no position: their first child's)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.expr, ast.stmt, ast.excepthandler, ast.keyword, ast.arg)):
+            return (sub.lineno, sub.col_offset)
+    return (0, 0)
 
 
 def analyse_case(case_dir: str) -> tuple[dict[str, ModuleFacts], list[str]]:
