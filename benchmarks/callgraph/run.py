@@ -5,7 +5,7 @@ scored apart, so the in-case numbers stay comparable with earlier runs and with 
 externals differently. Calls a tool reports from a class body under the class's name are scored as calls
 of the definition around the class (README: class bodies are not nodes).
 
-    python benchmarks/callgraph/run.py [--workers N] [--no-write]
+    python benchmarks/callgraph/run.py [--workers N] [--no-write] [--only CATEGORY_OR_CASE ...]
 """
 
 from __future__ import annotations
@@ -60,8 +60,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--no-write", action="store_true", help="print the numbers, leave RESULTS.md alone")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="categories or category/case names; no RESULTS.md")
     args = parser.parse_args()
     cases = sorted(p.parent for p in (HERE / "cases").glob("*/*/callgraph.json"))
+    if args.only:
+        cases = [c for c in cases if c.parent.name in args.only or f"{c.parent.name}/{c.name}" in args.only]
+        args.no_write = True  # RESULTS.md only ever shows a run over every case
     # totals[resolver][kind][category] = [true positives, false positives, false negatives]
     totals: dict[str, dict[str, defaultdict[str, list[int]]]] = {
         r: {k: defaultdict(lambda: [0, 0, 0]) for k in KINDS} for r in RESOLVERS
