@@ -400,7 +400,10 @@ class Tracer:
 
     def names_callee(self, frame: types.FrameType, callee: str) -> bool:
         """Whether the call expression ``frame`` is executing names ``callee``'s last component."""
-        lines = self.sources.setdefault(frame.f_code.co_filename, _read_lines(frame.f_code.co_filename))
+        filename = frame.f_code.co_filename
+        if filename not in self.sources:
+            self.sources[filename] = _read_lines(filename)
+        lines = list(self.sources[filename])
         positions = list(frame.f_code.co_positions())
         index = frame.f_lasti // 2  # one position per 2-byte code unit
         if not 0 <= index < len(positions):
