@@ -3,6 +3,7 @@ callees are keys, lists sorted, every builtin or external call the source names 
 with a run-time trace of the programs, and the trace check does catch a wrong truth."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,8 @@ def validate(*args: str) -> subprocess.CompletedProcess:
 def test_callgraph_cases_are_valid():
     result = validate("--no-run")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "120 cases in 22 categories: OK" in result.stdout
+    found = re.search(r"(\d+) cases in 22 categories: OK", result.stdout)
+    assert found and int(found.group(1)) >= 120, result.stdout
 
 
 def test_traced_edges_agree_with_the_truth():
