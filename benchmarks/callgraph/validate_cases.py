@@ -5,9 +5,9 @@ Usage: python3 benchmarks/callgraph/validate_cases.py [--no-run] [--write] [CASE
 Static checks, for every case directory cases/<category>/<case>/:
   * main.py and callgraph.json exist; every .py file parses;
   * callgraph.json is an object of str -> sorted, duplicate-free list of str;
-  * the keys are exactly the definitions of the case (modules, functions, methods, nested functions and
-    lambdas named `<scope>.<lambdaN>`); an in-case callee is a key and never a module; any other callee is
-    a builtin (`<builtin>.len`) or an import path outside the case (`json.dumps`);
+  * the keys are exactly the definitions of the case (modules, classes, functions, methods, nested functions
+    and lambdas named `<scope>.<lambdaN>`); an in-case callee is a key and never a module or a class; any
+    other callee is a builtin (`<builtin>.len`) or an import path outside the case (`json.dumps`);
   * the builtin and external edges the source names (see README "Semantics", rule 9) are all in the truth.
 Unless --no-run, each main.py also runs under a `sys.setprofile` tracer (in a child process, from the case
 directory), and the traced edges are diffed against the truth; the only differences allowed are the ones
@@ -105,8 +105,8 @@ class ModuleFacts:
     definitions: list[str] = field(default_factory=list)
     lambdas: list[tuple[Span, str]] = field(default_factory=list)  # (body span, name)
     functions: dict[tuple[str, int], str] = field(default_factory=dict)  # (name, first line) -> qualname
-    class_owners: dict[tuple[int, str], str] = field(default_factory=dict)  # (line, class name) -> owner
-    classes: dict[str, str] = field(default_factory=dict)  # class qualname -> the definition its body belongs to
+    class_bodies: dict[tuple[int, str], str] = field(default_factory=dict)  # (line, class name) -> qualname
+    classes: set[str] = field(default_factory=set)  # class qualnames: callers (of their bodies' calls), never callees
     comprehension_owners: list[tuple[Span, str]] = field(default_factory=list)  # (span, owner)
     named_calls: set[tuple[str, str]] = field(default_factory=set)  # (owner, builtin or import path)
     called_names: dict[str, set[str]] = field(default_factory=dict)  # owner -> last names of called exprs
@@ -244,13 +244,17 @@ class Analyser:
             self.visit_all(defaults(node.args), owner, prefix, chain)
             self.visit_all(list(node.body), name, name, [*chain, self.scope_of[node]])
         elif isinstance(node, ast.ClassDef):
-            self.facts.class_owners[(first_line(node), node.name)] = owner
-            self.facts.class_owners[(node.lineno, node.name)] = owner
-            self.facts.classes[f"{prefix}.{node.name}"] = owner
+            # the class body is a caller of its own (PyCG): method decorators, class attribute initialisers;
+            # the class's decorators, bases and keywords run in the scope around it
+            name = f"{prefix}.{node.name}"
+            self.facts.definitions.append(name)
+            self.facts.classes.add(name)
+            self.facts.class_bodies[(first_line(node), node.name)] = name
+            self.facts.class_bodies[(node.lineno, node.name)] = name
             for dec in node.decorator_list:
                 self.decorator(dec, owner, prefix, chain)
             self.visit_all([*node.bases, *node.keywords], owner, prefix, chain)
-            self.visit_all(list(node.body), owner, f"{prefix}.{node.name}", [*chain, self.scope_of[node]])
+            self.visit_all(list(node.body), name, name, [*chain, self.scope_of[node]])
         elif isinstance(node, ast.Lambda):
             count = self.lambda_counts.get(prefix, 0) + 1
             self.lambda_counts[prefix] = count
@@ -343,8 +347,8 @@ class Tracer:
                 owner = innermost(code, facts.comprehension_owners)
                 result = ("body", owner) if owner else None
             elif not code.co_flags & inspect.CO_NEWLOCALS:
-                owner = facts.class_owners.get((code.co_firstlineno, code.co_name))
-                result = ("body", owner) if owner else None
+                name = facts.class_bodies.get((code.co_firstlineno, code.co_name))
+                result = ("class", name) if name else None
             else:
                 name = facts.functions.get((code.co_name, code.co_firstlineno))
                 result = ("function", name) if name else None
@@ -445,7 +449,7 @@ class Tracer:
             return
         kind, callee = named
         if kind != "function":
-            return  # a module, class body or comprehension running is not a call of a definition
+            return  # a module, class body or comprehension running is not a call of a definition (a callee)
         found = self.case_frame(frame.f_back)
         if found is None:
             return
@@ -618,6 +622,7 @@ def check_case(case_dir: str, run: bool, write: bool) -> list[str]:
     problems += parse_problems
     defined = [name for f in facts.values() for name in f.definitions]
     modules = {f.module for f in facts.values()}
+    classes = set().union(*(f.classes for f in facts.values()))
     own = top_level_modules(case_dir)
     duplicates = sorted({name for name in defined if defined.count(name) > 1})
     if duplicates:
@@ -671,6 +676,8 @@ def check_case(case_dir: str, run: bool, write: bool) -> list[str]:
                 problems.append(f"{caller} -> {callee}: callee is not a key")
             elif callee in modules:
                 problems.append(f"{caller} -> {callee}: callee is a module")
+            elif callee in classes:
+                problems.append(f"{caller} -> {callee}: callee is a class (instantiation reaches __init__)")
     missing = sorted(set(defined) - set(truth))
     unknown = sorted(set(truth) - set(defined))
     if missing:

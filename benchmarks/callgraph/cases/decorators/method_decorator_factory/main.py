@@ -1,4 +1,4 @@
-# Tests: a decorator factory on methods runs in the class body (edges from the module); calls of the methods reach the wrapper.
+# Tests: a decorator factory on methods runs in the class body (edges from the class, main.InvoiceAdmin); calls of the methods reach the wrapper.
 import functools
 
 
