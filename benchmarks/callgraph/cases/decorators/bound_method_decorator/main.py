@@ -1,4 +1,4 @@
-# Tests: decorators that are bound methods of an instance (@app.route(...)), Flask style.
+# Tests: decorators that are bound methods of an instance (@app.route(...)), Flask style: the module calls route and what it returns.
 
 
 class App:

@@ -1,4 +1,4 @@
-# Tests: a registering decorator that returns the function unchanged; direct calls still hit the function.
+# Tests: a registering decorator, called by the module, returns the function unchanged; direct calls still hit the function.
 
 HANDLERS = []
 

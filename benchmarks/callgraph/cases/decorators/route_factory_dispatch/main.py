@@ -1,4 +1,4 @@
-# Tests: a decorator factory (@route(path)) and a later dispatch through the table it filled.
+# Tests: a decorator factory (@route(path)), called with what it returns by the module, and a later dispatch through the table it filled.
 
 ROUTES = {}
 

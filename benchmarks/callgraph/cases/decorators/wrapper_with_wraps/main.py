@@ -1,4 +1,4 @@
-# Tests: a wrapping decorator using functools.wraps; callers are linked to the decorated function.
+# Tests: a wrapping decorator using functools.wraps: the module calls the decorator, callers reach the wrapper, the wrapper the function.
 import functools
 import time
 

@@ -1,4 +1,4 @@
-# Tests: an immediately invoked lambda at module level and a lambda passed as a callback.
+# Tests: an immediately invoked lambda at module level and a lambda passed as a callback, each a node with its own calls.
 
 
 def bootstrap():

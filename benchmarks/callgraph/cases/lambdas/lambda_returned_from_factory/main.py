@@ -1,4 +1,4 @@
-# Tests: a lambda returned by a factory: its calls belong to the factory, not to whoever calls the lambda.
+# Tests: a lambda returned by a factory is a node of the factory's scope; whoever calls the returned lambda calls that node.
 
 
 def check_limit(amount, limit):

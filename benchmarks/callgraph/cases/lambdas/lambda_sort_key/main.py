@@ -1,4 +1,4 @@
-# Tests: a call inside a lambda belongs to the function that contains the lambda.
+# Tests: a sort-key lambda is called from the function that hands it to sorted(); the lambda's call is its own edge.
 from datetime import date
 
 

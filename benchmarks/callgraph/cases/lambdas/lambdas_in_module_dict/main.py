@@ -1,4 +1,4 @@
-# Tests: module-level lambdas in a dict: their calls belong to the module; calling a lambda adds no edge.
+# Tests: module-level lambdas in a dict are nodes (<lambda1>, <lambda2>); the function that fetches and calls one calls that node.
 
 
 def add_vat(amount):
