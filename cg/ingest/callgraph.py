@@ -6,6 +6,10 @@ Conventions (the same as benchmarks/callgraph/README.md): calling a class is an 
 ``__init__`` that runs (nothing when no ``__init__`` is defined in the repository), never to the
 class itself; a decorator is an edge from the decorated definition; unresolved calls are left out
 (their expressions are not names). Every definition is a key, with an empty list if it calls nothing.
+Library targets follow PyCG's names: builtins are ``<builtin>.len``, the rest keep the import path the
+source used (``json.dumps``; the resolver names a library call by its import, see
+cg/ingest/resolve/python.py). A ``dispatch`` edge (a base method's ``self.m()`` reaching a subclass's
+``m``) is a call that may run, and is listed like any other.
 """
 
 from __future__ import annotations
@@ -13,6 +17,13 @@ from __future__ import annotations
 from cg.config import Settings
 from cg.ingest.pipeline import extract_repository, resolve_extractions
 from cg.model import ResolvedBy
+
+
+def external_name(dotted: str) -> str:
+    """A library target as the published call-graph tools name it: a builtin is ``<builtin>.len``,
+    anything else keeps its import path (``json.dumps``, ``requests.Session.get``)."""
+    module, _, rest = dotted.partition(".")
+    return f"<builtin>.{rest}" if module == "builtins" and rest else dotted
 
 
 def build_callgraph(settings: Settings, include_external: bool = True) -> dict[str, list[str]]:
@@ -31,5 +42,5 @@ def build_callgraph(settings: Settings, include_external: bool = True) -> dict[s
                 continue  # the constructor edge (if any) stands for the instantiation
             graph[caller].add(target.qualname)
         elif include_external:
-            graph[caller].add(edge.dst)
+            graph[caller].add(external_name(edge.dst))
     return {caller: sorted(callees) for caller, callees in sorted(graph.items())}

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from cg.ingest.languages.python import LANGUAGE
+from cg.ingest.resolve.flow import Decorator, definition_facts
 from cg.ingest.resolve.jedi_resolver import JediResults
 from cg.model import (
     CallSite,
@@ -104,7 +105,29 @@ PUBLIC_RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     "builtin": (ResolvedBy.NAME, ResolvedBy.NAME.confidence),
     "annotation": (ResolvedBy.NAME, 0.8),  # a stated type, not a definition in scope: a step less sure
     "unresolved": (ResolvedBy.UNRESOLVED, ResolvedBy.UNRESOLVED.confidence),
+    "dispatch": (ResolvedBy.DISPATCH, ResolvedBy.DISPATCH.confidence),
+    "flow": (ResolvedBy.NAME, 0.8),  # a function value followed through a decorator's parameter
 }
+
+
+@dataclass(frozen=True)
+class Application:
+    """A decorator applied to a function: the definition whose parameter receives the function, that
+    parameter, and the nested function it returns in its place (None: it returns the function itself,
+    or cg cannot tell, and a call of the decorated name runs the function)."""
+
+    holder: Symbol
+    parameter: str
+    wrapper: Symbol | None
+
+
+def _callable_value(target: Target) -> bool:
+    """Whether an argument handed to a higher-order builtin (``sorted(rows, key=...)``) names code it
+    will run: a function, method or class, in the repository or a library. A variable (``max(delay,
+    0.0)``) or a name nobody resolved is a value, never a call."""
+    if target.symbol is not None:
+        return target.symbol.kind in ("function", "method", "class")
+    return target.label == "External" and target.resolved_by != "unresolved"
 
 
 class Resolver:
@@ -155,6 +178,8 @@ class Resolver:
             self.star_imports[ex.file.path] = stars
         self._mro_cache: dict[str, list[Symbol]] = {}
         self._typing: set[tuple[str, str]] = set()
+        self._subclasses: dict[str, list[Symbol]] | None = None
+        self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
 
     # -- imports ---------------------------------------------------------------------------------
     def absolute(self, file, imp: ImportRecord) -> str:
@@ -477,6 +502,90 @@ class Resolver:
             target = Target(found.id, "Symbol", target.resolved_by, found)
         return target
 
+    # -- decorators (docs/callgraph.md, "Functions as values") ------------------------------------
+    def application(self, decorator: Decorator, scope: Symbol) -> Application | None:
+        """What applying ``decorator`` (as written in ``scope``) does, when it is a repository function:
+        ``@logged`` hands the function to ``logged``; ``@retry(times=3)`` hands it to the nested function
+        ``retry`` returns."""
+        found = self.resolve_expr(decorator.expr, scope)
+        holder = found.symbol if found is not None else None
+        if holder is None or holder.kind not in ("function", "method"):
+            return None
+        if decorator.factory:
+            holder = self._returned_nested(holder)
+            if holder is None:
+                return None
+        facts = definition_facts(holder.text)
+        if facts is None or not facts.parameters:
+            return None
+        parameters = facts.parameters
+        if holder.kind == "method" and parameters[0] in ("self", "cls"):
+            parameters = parameters[1:]
+        if not parameters:
+            return None
+        wrapper = None if facts.returns_parameter else self._returned_nested(holder)
+        return Application(holder, parameters[0], wrapper)
+
+    def _returned_nested(self, func: Symbol) -> Symbol | None:
+        """The one function defined inside ``func`` that ``func`` returns (``return wrapper``,
+        ``return functools.update_wrapper(wrapper, f)``), if there is exactly one."""
+        facts = definition_facts(func.text)
+        if facts is None:
+            return None
+        nested = [
+            c for c in self.children.get(func.id, {}).values() if c.kind == "function" and c.name in facts.returned
+        ]
+        return nested[0] if len(nested) == 1 else None
+
+    def decorated(self) -> tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]]:
+        """For every decorated function in the repository: the definition a call of its name enters
+        (the outermost wrapper, or itself), and, per wrapper or decorator holding the function as a
+        parameter, what a call of that parameter runs (the next wrapper inward, or the function)."""
+        if self._decorated is not None:
+            return self._decorated
+        entry: dict[str, Symbol] = {}
+        param_calls: dict[str, dict[str, list[Symbol]]] = {}
+        for func in sorted(self.by_id.values(), key=lambda s: s.id):
+            if not func.decorators or func.kind not in ("function", "method"):
+                continue
+            facts = definition_facts(func.text)
+            scope = self.by_id.get(func.parent_id)
+            if facts is None or scope is None:
+                continue
+            applied = [self.application(d, scope) for d in facts.decorators]
+            inner: Symbol = func  # decorators apply bottom-up: each one receives what the one below made
+            for app in reversed([a for a in applied if a is not None]):
+                for holder in (app.holder, app.wrapper):
+                    if holder is not None:
+                        runs = param_calls.setdefault(holder.id, {}).setdefault(app.parameter, [])
+                        if all(s.id != inner.id for s in runs):
+                            runs.append(inner)
+                if app.wrapper is not None:
+                    inner = app.wrapper
+            if inner.id != func.id:
+                entry[func.id] = inner
+        self._decorated = (entry, param_calls)
+        return self._decorated
+
+    def flow_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``) runs the functions it decorates."""
+        if not call.callee.isidentifier():
+            return []
+        param_calls = self.decorated()[1]
+        runs = param_calls.get(caller.id, {}).get(call.callee, [])
+        if runs and call.callee in param_calls.get(caller.parent_id, {}):  # a wrapper inside its decorator
+            own = definition_facts(caller.text)
+            if own is None or call.callee in own.parameters:  # its own parameter of that name shadows it
+                return []
+        return [Target(s.id, "Symbol", "flow", s) for s in runs]
+
+    def entered(self, target: Target) -> Target:
+        """Calling a decorated function runs the wrapper its decorator returned."""
+        if target.symbol is None or target.symbol.kind not in ("function", "method"):
+            return target
+        wrapper = self.decorated()[0].get(target.symbol.id)
+        return target if wrapper is None else Target(wrapper.id, "Symbol", target.resolved_by, wrapper)
+
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
         """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS."""
@@ -492,14 +601,16 @@ class Resolver:
             caller = self.by_id.get(call.caller_id)
             if caller is None:
                 continue
-            for target in self.call_targets(call, caller):
+            targets = self.call_targets(call, caller)
+            for target in [*targets, *self.dispatch_targets(call, caller, targets)]:
                 add("CALLS", caller.id, "Symbol", target, call.line)
         for read in ex.attribute_reads:
             if read.attr not in self.property_names:
                 continue
             for target in self._jedi(path, read.line, read.column):
-                if target.symbol is not None and is_property(target.symbol):
-                    add("CALLS", read.scope_id, "Symbol", target, read.line)
+                getter = self.property_getter(target.symbol)
+                if getter is not None:
+                    add("CALLS", read.scope_id, "Symbol", Target(getter.id, "Symbol", "jedi", getter), read.line)
         for base in ex.bases:
             cls = self.by_id.get(base.class_id)
             parent = self.by_id.get(cls.parent_id) if cls else None
@@ -525,11 +636,24 @@ class Resolver:
             named = self.resolve_expr(call.callee, caller)
             if named is not None and named.symbol is not None and self.overrides(named.symbol, targets[0].symbol):
                 targets = [Target(named.symbol.id, "Symbol", "jedi", named.symbol)]
+        if len(targets) == 1 and targets[0].label == "External":
+            # a library is named by the import path the source used (`heapq.heappush`, not jedi's
+            # `_heapq.heappush`): the name a reader knows and the published call-graph tools use
+            named = self.resolve_expr(call.callee, caller)
+            if named is not None and named.label == "External" and named.resolved_by == "import":
+                targets = [Target(named.id, "External", "jedi")]
         if not targets:
             found = self.resolve_expr(call.callee, caller)
             if found is not None and found.symbol is not None and found.symbol.kind == "constant":
                 found = None  # a value (a callback argument such as `min(x, MAX_DELAY)`), not code to run
             targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
+        if call.via == "callback":
+            targets = [t for t in targets if _callable_value(t)]
+        if call.via != "decorator":
+            targets = [self.entered(t) for t in targets]
+        flowed = self.flow_targets(call, caller)
+        if flowed:  # the parameter's value: jedi sees a parameter, or guesses from other call sites
+            targets = [*flowed, *(t for t in targets if t.label == "Symbol" and all(f.id != t.id for f in flowed))]
         out: list[Target] = []
         for target in targets:
             out.append(target)
@@ -538,6 +662,49 @@ class Resolver:
                 if init is not None:  # instantiation runs the constructor too
                     out.append(Target(init.id, "Symbol", target.resolved_by, init))
         return out
+
+    def dispatch_targets(self, call: CallSite, caller: Symbol, targets: list[Target]) -> list[Target]:
+        """Overrides a ``self.m()``/``cls.m()`` call may run: the receiver is an instance of the
+        caller's class or of any subclass, so each subclass's own ``m`` is a possible target (rule 3 in
+        docs/callgraph.md). Calls through ``super()`` or a named class name their method exactly."""
+        head, _, member_name = call.callee.partition(".")
+        if head not in ("self", "cls") or not member_name.isidentifier():
+            return []
+        cls = self.enclosing_class(caller)
+        if cls is None:
+            return []
+        called = {t.id for t in targets}
+        out = []
+        for sub in self.subclasses(cls):
+            override = self.children.get(sub.id, {}).get(member_name)
+            if override is not None and override.id not in called and override.kind == "method":
+                out.append(Target(override.id, "Symbol", "dispatch", override))
+                called.add(override.id)
+        return out
+
+    def subclasses(self, cls: Symbol) -> list[Symbol]:
+        """Every in-repo class with ``cls`` in its MRO (itself excluded), in a stable order."""
+        if self._subclasses is None:
+            table: dict[str, list[Symbol]] = {}
+            for klass in sorted(
+                (s for s in self.by_id.values() if s.kind == "class" and s.id in self.bases), key=lambda s: s.id
+            ):
+                for base in self.mro(klass)[1:]:
+                    table.setdefault(base.id, []).append(klass)
+            self._subclasses = table
+        return self._subclasses.get(cls.id, [])
+
+    def property_getter(self, sym: Symbol | None) -> Symbol | None:
+        """The getter a read of ``sym`` runs: ``sym`` itself when it is a property, the getter when
+        jedi named the property's setter or deleter (``@debug.setter``, defined after the getter)."""
+        if sym is None or sym.kind != "method":
+            return None
+        if is_property(sym):
+            return sym
+        if any(d.endswith((".setter", ".deleter")) for d in sym.decorators):
+            getter = self.by_qualname.get(sym.qualname)
+            return getter if getter is not None and is_property(getter) else None
+        return None
 
     def _jedi(self, path: str, line: int, column: int) -> list[Target]:
         """jedi's answers at a position, mapped to definitions (by path and the line of the name) or,
