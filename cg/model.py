@@ -230,6 +230,7 @@ class AttributeRead:
     attr: str
     line: int
     column: int
+    expr: str = ""  # the whole read as written (``self.debug``), for the name resolver when jedi has no answer
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,13 @@ class _Walker:
                 attr = child.child_by_field_name("attribute")
                 if attr is not None:
                     self.out.attribute_reads.append(
-                        AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
+                        AttributeRead(
+                            stack[-1].id,
+                            _text(attr),
+                            attr.start_point[0] + 1,
+                            attr.start_point[1],
+                            expr=_callee_expr(child),
+                        )
                     )
             elif kind in ("import_statement", "import_from_statement"):
                 self.imports(child)

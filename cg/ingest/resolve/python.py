@@ -607,10 +607,18 @@ class Resolver:
         for read in ex.attribute_reads:
             if read.attr not in self.property_names:
                 continue
-            for target in self._jedi(path, read.line, read.column):
-                getter = self.property_getter(target.symbol)
-                if getter is not None:
-                    add("CALLS", read.scope_id, "Symbol", Target(getter.id, "Symbol", "jedi", getter), read.line)
+            getters = [
+                (g, "jedi") for t in self._jedi(path, read.line, read.column) if (g := self.property_getter(t.symbol))
+            ]
+            scope = self.by_id.get(read.scope_id)
+            if not getters and read.expr and scope is not None:
+                # jedi stops at an instance attribute of the same name (`self.debug = ...` elsewhere)
+                named = self.resolve_expr(read.expr, scope)
+                getter = self.property_getter(named.symbol if named is not None else None)
+                if getter is not None and named is not None:
+                    getters = [(getter, named.resolved_by)]
+            for getter, how in getters:
+                add("CALLS", read.scope_id, "Symbol", Target(getter.id, "Symbol", how, getter), read.line)
         for base in ex.bases:
             cls = self.by_id.get(base.class_id)
             parent = self.by_id.get(cls.parent_id) if cls else None
