@@ -92,6 +92,51 @@ class StripeGateway(Gateway):
 def schedule(queue, job):
     heapq.heappush(queue, job)
     return len(queue)
+
+
+class PaymentDeclined(Exception):
+    def __init__(self, reason):
+        super().__init__(reason)
+
+
+class Ledger:
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise StopIteration
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class WebhookNotifier:
+    def __call__(self, event):
+        return event
+
+
+def open_ledger() -> Ledger:
+    return Ledger()
+
+
+def reconcile(entries: Ledger):
+    for entry in Ledger():
+        print(entry)
+    with open_ledger() as ledger:
+        totals = [line for line in ledger]
+    cursor = iter(entries)
+    next(cursor)
+    notify = WebhookNotifier()
+    notify(totals)
+    for amount in [1, 2]:
+        print(amount)
+
+
+def decline():
+    raise PaymentDeclined
 '''
 
 
@@ -134,6 +179,19 @@ def test_libraries_are_named_by_their_import_path(graph):
     resolver, cg = graph
     assert heapq.heappush.__module__ == "_heapq"  # what jedi reports; the source says `heapq`
     assert cg["billing.schedule"] == ["<builtin>.len", "heapq.heappush"]
+
+
+def test_statements_reach_the_protocol_methods_they_run(graph):
+    _, cg = graph
+    assert set(cg["billing.reconcile"]) >= {
+        "billing.Ledger.__iter__",
+        "billing.Ledger.__next__",
+        "billing.Ledger.__enter__",
+        "billing.Ledger.__exit__",
+        "billing.WebhookNotifier.__call__",
+    }
+    assert "billing.WebhookNotifier.__init__" not in cg["billing.reconcile"]  # calling an instance is not building one
+    assert cg["billing.decline"] == ["billing.PaymentDeclined.__init__"]
 
 
 def test_external_names_follow_the_published_convention():

@@ -121,6 +121,9 @@ class Application:
     wrapper: Symbol | None
 
 
+IMPLICIT = frozenset({"with", "iter", "next", "raise"})  # CallSite.via of statements that run dunder methods
+
+
 def _callable_value(target: Target) -> bool:
     """Whether an argument handed to a higher-order builtin (``sorted(rows, key=...)``) names code it
     will run: a function, method or class, in the repository or a library. A variable (``max(delay,
@@ -633,9 +636,49 @@ class Resolver:
             add("INHERITS", cls.id, "Symbol", base_target or Target(base.expr, "External", "unresolved"), base.line)
         return sink.result()
 
+    def implicit_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """The repository's protocol methods a statement runs on a value: ``with`` -> ``__enter__`` and
+        ``__exit__``, ``for``/``iter()``/``yield from`` -> ``__iter__`` (and ``__next__`` when the class
+        is its own iterator), ``next()`` -> ``__next__``, ``raise X`` -> ``X``'s constructor. The value's
+        class comes from jedi's inference, else from a type the source states; nothing is guessed."""
+        if call.via == "raise":
+            found = [t for t in self._jedi(caller.path, call.line, call.column) if t.symbol is not None]
+            if not found:
+                named = self.resolve_expr(call.callee, caller)
+                found = [named] if named is not None and named.resolved_by != "annotation" else []
+            classes = [t for t in found if t.symbol is not None and t.symbol.kind == "class"]
+            return [t2 for t in classes for t2 in (t, *self._constructor(t))]
+        instances = self._jedi(caller.path, call.line, call.column, instances=True)
+        classes = [t for t in instances if t.symbol is not None and t.symbol.kind == "class"]
+        if not classes and not instances:
+            named = self.resolve_expr(call.callee, caller)
+            if (
+                named is not None
+                and named.symbol is not None
+                and named.symbol.kind == "class"
+                and (named.resolved_by == "annotation" or call.callee.endswith("()"))
+            ):
+                classes = [named]
+        protocol = {"with": ("__enter__", "__exit__"), "iter": ("__iter__", "__next__"), "next": ("__next__",)}
+        out: list[Target] = []
+        for cls in classes:
+            if cls.symbol is None:
+                continue
+            for name in protocol.get(call.via, ()):
+                method = self.member(cls.symbol, name)
+                if method is not None and all(t.id != method.id for t in out):
+                    out.append(Target(method.id, "Symbol", cls.resolved_by, method))
+        return out
+
+    def _constructor(self, target: Target) -> list[Target]:
+        init = self.member(target.symbol, "__init__") if target.symbol is not None else None
+        return [Target(init.id, "Symbol", target.resolved_by, init)] if init is not None else []
+
     def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         """jedi's answer where it has one that names a definition or a library target; else the
         name resolver's; else an unresolved External. A class adds its constructor."""
+        if call.via in IMPLICIT:
+            return self.implicit_targets(call, caller)
         answers = self._jedi(caller.path, call.line, call.column)
         targets = [t for t in answers if t.label == "External" or (t.symbol is not None and t.symbol.kind != "module")]
         if len(targets) == 1 and targets[0].symbol is not None and targets[0].symbol.kind == "method":
@@ -654,6 +697,19 @@ class Resolver:
             found = self.resolve_expr(call.callee, caller)
             if found is not None and found.symbol is not None and found.symbol.kind == "constant":
                 found = None  # a value (a callback argument such as `min(x, MAX_DELAY)`), not code to run
+            if found is None and call.callee.isidentifier():  # a local typed by its assignment
+                typed = self.typed_name(call.callee, caller)
+                klass = self.type_of(*typed) if typed is not None else None
+                found = Target(klass.id, "Symbol", "annotation", klass) if klass is not None else None
+            if (
+                found is not None
+                and found.symbol is not None
+                and found.symbol.kind == "class"
+                and found.resolved_by == "annotation"
+                and not call.callee.endswith("()")
+            ):  # a name typed as an instance (`handler = WebhookHandler()`): calling it runs __call__
+                dunder = self.member(found.symbol, "__call__")
+                found = Target(dunder.id, "Symbol", "annotation", dunder) if dunder is not None else None
             targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
         if call.via == "callback":
             targets = [t for t in targets if _callable_value(t)]
@@ -666,9 +722,7 @@ class Resolver:
         for target in targets:
             out.append(target)
             if target.symbol is not None and target.symbol.kind == "class":
-                init = self.member(target.symbol, "__init__")
-                if init is not None:  # instantiation runs the constructor too
-                    out.append(Target(init.id, "Symbol", target.resolved_by, init))
+                out += self._constructor(target)  # instantiation runs the constructor too
         return out
 
     def dispatch_targets(self, call: CallSite, caller: Symbol, targets: list[Target]) -> list[Target]:
@@ -714,9 +768,10 @@ class Resolver:
             return getter if getter is not None and is_property(getter) else None
         return None
 
-    def _jedi(self, path: str, line: int, column: int) -> list[Target]:
+    def _jedi(self, path: str, line: int, column: int, instances: bool = False) -> list[Target]:
         """jedi's answers at a position, mapped to definitions (by path and the line of the name) or,
-        outside the repository, to Externals named by jedi's full name."""
+        outside the repository, to Externals named by jedi's full name. An instance stands for its
+        class's ``__call__`` (it is being called), or with ``instances`` for its class."""
         if self.jedi is None:
             return []
         answers = self.jedi.get(path, line, column)
@@ -731,7 +786,7 @@ class Resolver:
                     sym = self.by_def_line.get((rel, def_line))
                     if sym is not None and sym.name != name:  # a parameter on the def's line, say
                         sym = None
-                    if sym is not None and kind == "instance":  # calling an instance runs __call__
+                    if sym is not None and kind == "instance" and not instances:  # calling it runs __call__
                         sym = self.member(sym, "__call__") if sym.kind == "class" else None
                 else:  # a variable or parameter jedi could not see through
                     sym = None
