@@ -107,6 +107,7 @@ PUBLIC_RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     "unresolved": (ResolvedBy.UNRESOLVED, ResolvedBy.UNRESOLVED.confidence),
     "dispatch": (ResolvedBy.DISPATCH, ResolvedBy.DISPATCH.confidence),
     "flow": (ResolvedBy.NAME, 0.8),  # a function value followed through a decorator's parameter
+    "unique": (ResolvedBy.UNIQUE, ResolvedBy.UNIQUE.confidence),
 }
 
 
@@ -121,6 +122,9 @@ class Application:
     wrapper: Symbol | None
 
 
+# Method names a value of a builtin type also has: a call of one on an untyped parameter is never guessed.
+_BUILTIN_TYPES = (object, list, dict, set, frozenset, str, bytes, bytearray, int, float, tuple)
+_BUILTIN_METHODS = frozenset(name for kind in _BUILTIN_TYPES for name in dir(kind))
 IMPLICIT = frozenset({"with", "iter", "next", "raise"})  # CallSite.via of statements that run dunder methods
 
 
@@ -182,6 +186,7 @@ class Resolver:
         self._mro_cache: dict[str, list[Symbol]] = {}
         self._typing: set[tuple[str, str]] = set()
         self._subclasses: dict[str, list[Symbol]] | None = None
+        self._by_method_name: dict[str, list[Symbol]] | None = None
         self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
 
     # -- imports ---------------------------------------------------------------------------------
@@ -670,6 +675,34 @@ class Resolver:
                     out.append(Target(method.id, "Symbol", cls.resolved_by, method))
         return out
 
+    def unique_method(self, call: CallSite, caller: Symbol) -> Target | None:
+        """``order.finalize()`` on a parameter nobody typed: when exactly one method in the repository
+        has that name, and no builtin type has it (``append``, ``get``, ``items`` could be a list's or a
+        dict's), that method, marked ``unique`` (a guess, with its lower confidence). The parameter must
+        be the caller's own or an enclosing function's, so a module or class of that name is ruled out."""
+        head, _, name = call.callee.partition(".")
+        if not name.isidentifier() or head in ("self", "cls") or name in _BUILTIN_METHODS:
+            return None
+        candidates = self._methods_named().get(name, [])
+        if len(candidates) != 1 or self.typed_name(head, caller) is not None:
+            return None
+        scope: Symbol | None = caller
+        while scope is not None and scope.kind in ("function", "method"):
+            facts = definition_facts(scope.text)
+            if facts is not None and head in facts.parameters:
+                return Target(candidates[0].id, "Symbol", "unique", candidates[0])
+            scope = self.by_id.get(scope.parent_id)
+        return None
+
+    def _methods_named(self) -> dict[str, list[Symbol]]:
+        if self._by_method_name is None:
+            table: dict[str, list[Symbol]] = {}
+            for sym in self.by_id.values():
+                if sym.kind in ("method", "function") and "~" not in sym.id:
+                    table.setdefault(sym.name, []).append(sym)
+            self._by_method_name = {k: v for k, v in table.items() if all(s.kind == "method" for s in v)}
+        return self._by_method_name
+
     def _constructor(self, target: Target) -> list[Target]:
         init = self.member(target.symbol, "__init__") if target.symbol is not None else None
         return [Target(init.id, "Symbol", target.resolved_by, init)] if init is not None else []
@@ -710,6 +743,8 @@ class Resolver:
             ):  # a name typed as an instance (`handler = WebhookHandler()`): calling it runs __call__
                 dunder = self.member(found.symbol, "__call__")
                 found = Target(dunder.id, "Symbol", "annotation", dunder) if dunder is not None else None
+            if found is None:
+                found = self.unique_method(call, caller)
             targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
         if call.via == "callback":
             targets = [t for t in targets if _callable_value(t)]
