@@ -7,7 +7,10 @@ source states are followed one step: a parameter annotation (``policy: RetryPoli
 assignment (``queue = JobQueue()``) or an attribute set in a method (``self.gateway = gateway`` with
 ``gateway: PaymentGateway``). Whatever is not found becomes an ``External`` node: with its full
 dotted name when an import says where it comes from (``resolved_by='import'``), else marked
-unresolved. Nothing is guessed from a bare method name: a wrong edge costs more than a missing one.
+unresolved. On top of both, the rules in docs/callgraph.md: decorators reach their wrappers and back
+(flow.py), statements reach the dunder methods they run, ``self.m()`` reaches the overrides of ``m``
+(``dispatch``), and a method called on an untyped parameter is guessed only when its name is unique in
+the repository and no builtin type has it (``unique``): a wrong edge costs more than a missing one.
 """
 
 from __future__ import annotations
