@@ -11,6 +11,7 @@ import pytest
 
 from cg.config import load_settings
 from cg.ingest.callgraph import build_callgraph, external_name
+from cg.ingest.pipeline import extract_repository, resolve_extractions
 from cg.ingest.resolve.flow import definition_facts
 
 BILLING = '''
@@ -137,6 +138,30 @@ def reconcile(entries: Ledger):
 
 def decline():
     raise PaymentDeclined
+
+
+class Coupon:
+    def redeem(self, order):
+        return order
+
+    def append(self, line):
+        return line
+
+
+class GiftCard:
+    def refund(self):
+        return 0
+
+
+class StoreCredit:
+    def refund(self):
+        return 0
+
+
+def apply_discounts(coupon, order, card):
+    coupon.redeem(order)  # one method in the repository has this name
+    coupon.append(order)  # a list has append too: never guessed
+    card.refund()  # two methods have this name: never guessed
 '''
 
 
@@ -192,6 +217,16 @@ def test_statements_reach_the_protocol_methods_they_run(graph):
     }
     assert "billing.WebhookNotifier.__init__" not in cg["billing.reconcile"]  # calling an instance is not building one
     assert cg["billing.decline"] == ["billing.PaymentDeclined.__init__"]
+
+
+def test_a_method_on_an_untyped_parameter_is_guessed_only_when_its_name_is_unique(tmp_path):
+    (tmp_path / "billing.py").write_text(BILLING)
+    settings = load_settings(tmp_path, resolver="name")
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    calls = {(e.dst, e.resolved_by) for e in edges if e.type == "CALLS" and e.src == "billing.py::apply_discounts"}
+    assert ("billing.py::Coupon.redeem", "unique") in calls
+    assert not any("append" in dst or "refund" in dst for dst, how in calls if how != "unresolved")
 
 
 def test_external_names_follow_the_published_convention():
