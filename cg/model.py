@@ -224,7 +224,9 @@ class CallSite:
     caller_id: str
     callee: str  # the callee expression as written: self.gateway.charge, schedule_payment_retry
     line: int  # line of the callee's last name (``charge`` in ``self.gateway.charge(...)``)
-    via: str = "call"  # call | new | decorator | callback | value (the callee is an expression: ask its value)
+    # call | new | decorator | callback | value (the callee is an expression: ask its value) | with | iter
+    # | next (a protocol method of the value runs: __enter__/__exit__, __iter__/__next__) | raise (`raise X`)
+    via: str = "call"
     column: int = 0  # 0-based column of that name
     arity: int = -1  # number of arguments, where overloads are told apart by it (-1: not counted)
     # via="decorator": the id of the decorated definition. The caller is the scope that runs the `def`
@@ -287,6 +289,7 @@ class AttributeRead:
     attr: str
     line: int
     column: int
+    expr: str = ""  # the whole read as written (``self.debug``), for the name resolver when jedi has no answer
 
 
 @dataclass(frozen=True)

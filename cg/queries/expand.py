@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cg.graph.store import CallRow, GraphReader
-from cg.model import edge_rank
+from cg.model import ResolvedBy, edge_rank
 from cg.queries.lookup import is_test
 
 
@@ -45,7 +45,7 @@ def expand(
     for level in range(1, depth + 1):
         if not frontier:
             break
-        rows = store.calls(frontier, direction)
+        rows = store.calls(frontier, direction) if direction == "out" else callers_with_dispatch(store, frontier)
         by_origin: dict[str, list[CallRow]] = {}
         for row in rows:
             origin = row.src if direction == "out" else row.dst
@@ -104,3 +104,28 @@ def related_methods(store: GraphReader, methods: list[dict[str, Any]], direction
             if member["name"] == m["name"] and member["id"] != m["id"]:
                 out.append((m["id"], member))
     return sorted(out, key=lambda pair: (pair[0], pair[1]["id"]))
+
+
+def callers_with_dispatch(store: GraphReader, ids: list[str]) -> list[CallRow]:
+    """The calls into ``ids``, and for each method among them the calls into the base-class methods it
+    overrides, as ``dispatch`` rows: a call through the base may run the override. ``cg impact``,
+    ``cg path`` and ``cg explain``/``cg callers`` walk callers through this one function, so they agree
+    on who may call what. A row the graph already holds (the resolver stores ``self.m()`` in a base
+    class as a dispatch edge) is not repeated."""
+    rows = store.calls(ids, "in")
+    methods = [n for n in store.symbols(ids, with_text=False).values() if n.get("kind") == "method"]
+    bases = related_methods(store, methods, "out")
+    if not bases:
+        return rows
+    overriding: dict[str, list[str]] = {}
+    for method_id, base in bases:
+        overriding.setdefault(base["id"], []).append(method_id)
+    seen = {(r.src, r.dst) for r in rows}
+    for row in store.calls(sorted(overriding), "in"):
+        for method_id in overriding[row.dst]:
+            if row.src != method_id and (row.src, method_id) not in seen:
+                seen.add((row.src, method_id))
+                rows.append(
+                    CallRow(row.src, method_id, row.line, ResolvedBy.DISPATCH.value, row.other, row.other_label)
+                )
+    return rows

@@ -1,9 +1,10 @@
 """``cg impact SYMBOL``: what breaks if SYMBOL changes.
 
 Four lists: transitive callers by depth, subclasses and overriding methods, the files that import
-it, and the test functions that reach it over CALLS. Callers of the base-class methods SYMBOL
-overrides are callers too (a call through the base may dispatch here), so they join the walk with
-``resolved_by`` "dispatch".
+it, and the test functions that reach it over CALLS. Callers of the base-class methods a method on
+the walk overrides are callers too (a call through the base may dispatch here): they join the walk
+with ``resolved_by`` "dispatch", by the rule ``cg path`` and ``cg explain`` follow as well
+(cg/queries/expand.py, ``callers_with_dispatch``).
 
 Ranking: by distance first (a direct caller breaks before a caller of a caller), then by the weakest
 edge on the path (a chain resolved by jedi all the way is a certain dependency; one bare-name match
@@ -20,13 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cg.graph.store import GraphReader
-from cg.model import ResolvedBy, edge_rank
-from cg.queries.expand import related_methods
+from cg.model import edge_rank
+from cg.queries.expand import callers_with_dispatch, related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
 MAX_NODES = 5000  # a walk that reaches more than this many callers stops (and says so)
-_DISPATCH = ResolvedBy.DISPATCH
 
 
 @dataclass
@@ -105,17 +105,16 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         result.subclasses.sort(key=lambda n: n["qualname"])
 
     reached: dict[str, Affected] = {}
-    weakest = {target: "jedi", **{m["id"]: _DISPATCH for m in overridden}}
-    frontier = [target, *weakest.keys() - {target}]
+    weakest = {target: "jedi"}
+    frontier = [target]
     for level in range(1, max(depth, TEST_DEPTH) + 1):
         if not frontier:
             break
         best: dict[str, Affected] = {}
-        for row in store.calls(frontier, "in"):
+        for row in callers_with_dispatch(store, frontier):
             if row.src in reached or row.src in weakest:
                 continue
-            resolved = _DISPATCH if row.dst != target and weakest.get(row.dst) == _DISPATCH and level == 1 else ""
-            resolved = resolved or row.resolved_by
+            resolved = row.resolved_by
             worst = max(resolved, weakest[row.dst], key=edge_rank)
             candidate = Affected(row.other, level, row.dst, row.line, resolved, worst)
             current = best.get(row.src)

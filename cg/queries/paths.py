@@ -15,6 +15,7 @@ from typing import Any
 
 from cg.graph.store import CallRow, GraphReader
 from cg.model import edge_rank
+from cg.queries.expand import callers_with_dispatch
 from cg.queries.lookup import citation
 
 MAX_NODES = 20000
@@ -71,7 +72,7 @@ def call_paths(
         if not frontier or level > horizon or len(distance) > MAX_NODES:
             break
         nxt = []
-        for row in store.calls(frontier, "in"):
+        for row in callers_with_dispatch(store, frontier):
             into.setdefault(row.src, []).append(row)
             summaries.setdefault(row.src, row.other)
             if row.src not in distance:

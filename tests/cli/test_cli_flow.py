@@ -200,6 +200,26 @@ def test_impact_of_a_base_method_and_a_class(indexed_shop):
     assert [s["id"] for s in cls["subclasses"]] == ["shop/payments/gateway.py::StripeGateway"]
 
 
+def check_dispatch_agrees(repo, env=None) -> None:
+    """impact, path and callers follow the same dispatch rule: a call through the base method may run
+    the override, so the caller impact names is a caller path and callers can show too."""
+    retry = "shop/payments/service.py::PaymentService.retry_failed_payment"
+    override = impact_json(repo, "StripeGateway.charge", env=env)
+    assert {c["id"]: c["resolved_by"] for c in override["callers"] if c["depth"] == 1}[retry] == "dispatch"
+    found = path_json(repo, "PaymentService.retry_failed_payment", "StripeGateway.charge", env)
+    assert [[n["id"] for n in p["nodes"]] for p in found["paths"]][0] == [
+        retry,
+        "shop/payments/gateway.py::StripeGateway.charge",
+    ]
+    assert found["paths"][0]["hops"][0]["resolved_by"] == "dispatch"
+    callers = cg_command("callers", "StripeGateway.charge", "--json", "--repo", str(repo), env=env).stdout
+    assert retry in callers
+
+
+def test_impact_path_and_callers_agree_on_dispatch(indexed_shop):
+    check_dispatch_agrees(indexed_shop[0])
+
+
 def test_symbol_lookup_rules(indexed_shop):
     repo, _ = indexed_shop
     ambiguous = cg_command("impact", "charge", "--repo", str(repo), check=False)

@@ -12,6 +12,7 @@ from tests.cli.test_cli_flow import (
     QUESTION,
     check_backoff_impact,
     check_decorated_route,
+    check_dispatch_agrees,
     check_flow,
     check_paths,
     explain_json,
@@ -70,6 +71,7 @@ class TestOnNeo4j:
         check_backoff_impact(on_neo4j)
         assert on_neo4j == impact_json(indexed_shop[0], "compute_backoff")
         check_paths(repo, NEO4J)
+        check_dispatch_agrees(repo, NEO4J)
         mermaid = cg_command("explain", QUESTION, "--format", "mermaid", "--repo", str(repo), env=NEO4J).stdout
         parse_mermaid(mermaid)
 

@@ -84,6 +84,10 @@ def _callable_slot(callee: str, argument: Node) -> bool:
     return any(a == argument for i, a in enumerate(positional) if i in positions)
 
 
+# Statements that run protocol methods of a value (see _Walker.implicit).
+IMPLICIT_VALUES = frozenset({"with_statement", "for_statement", "for_in_clause", "yield", "raise_statement"})
+
+
 @dataclass
 class _Scope:
     id: str
@@ -319,8 +323,16 @@ class _Walker:
             attr = node.child_by_field_name("attribute")
             if attr is not None:
                 self.out.attribute_reads.append(
-                    AttributeRead(stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
+                    AttributeRead(
+                        stack[-1].id,
+                        _text(attr),
+                        attr.start_point[0] + 1,
+                        attr.start_point[1],
+                        expr=_callee_expr(node),
+                    )
                 )
+        elif kind in IMPLICIT_VALUES:
+            self.implicit(node, stack[-1].id)
         elif kind in ("import_statement", "import_from_statement"):
             self.imports(node)
         elif kind == "assignment":
@@ -339,6 +351,11 @@ class _Walker:
         else:  # `get_handler(kind)(event)`, `HANDLERS[kind](event)`: ask what the expression evaluates to
             line, column = fn.end_point[0] + 1, fn.end_point[1]
             self.out.calls.append(CallSite(owner, expr, line, via="value", column=column))
+        if expr in ("iter", "next"):  # iter(ledger) runs ledger.__iter__, next(it) runs it.__next__
+            args = node.child_by_field_name("arguments")
+            first = args.named_children[0] if args is not None and args.named_children else None
+            if first is not None and first.type not in ("keyword_argument", "list_splat", "dictionary_splat"):
+                self.implicit_site(first, owner, expr)
         if expr in HIGHER_ORDER:  # map(normalize_sku, rows): the builtin calls what it is given
             args = node.child_by_field_name("arguments")
             for arg in args.named_children if args is not None else ():
@@ -346,6 +363,39 @@ class _Walker:
                 if value is not None and value.type in ("identifier", "attribute") and _callable_slot(expr, arg):
                     line, column = _name_position(value)
                     self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
+
+    def implicit(self, node: Node, owner: str) -> None:
+        """Statements that call dunder methods without a call in the source: ``with`` (``__enter__``,
+        ``__exit__``), ``for``, a comprehension's ``for`` and ``yield from`` (``__iter__``), ``raise X``
+        (``X.__init__``). Each records the value expression as a CallSite whose ``via`` names the
+        protocol; the resolver turns it into edges to the repository's dunder methods."""
+        kind = node.type
+        if kind == "with_statement":
+            clause = next((c for c in node.named_children if c.type == "with_clause"), None)
+            for item in clause.named_children if clause is not None else ():
+                value = item.child_by_field_name("value") if item.type == "with_item" else None
+                if value is not None and value.type == "as_pattern":
+                    value = value.named_children[0] if value.named_children else None
+                if value is not None:
+                    self.implicit_site(value, owner, "with")
+        elif kind in ("for_statement", "for_in_clause"):
+            right = node.child_by_field_name("right")
+            if right is not None:
+                self.implicit_site(right, owner, "iter")
+        elif kind == "yield" and any(c.type == "from" for c in node.children) and node.named_children:
+            self.implicit_site(node.named_children[-1], owner, "iter")
+        elif kind == "raise_statement" and node.named_children:
+            value = node.named_children[0]
+            if value.type in ("identifier", "attribute"):  # `raise PaymentDeclined` instantiates it
+                line, column = _name_position(value)
+                self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="raise", column=column))
+
+    def implicit_site(self, value: Node, owner: str, via: str) -> None:
+        """A value whose protocol method runs: asked of jedi at the expression's end (what it evaluates to)."""
+        if value.type not in ("identifier", "attribute", "call", "subscript", "parenthesized_expression"):
+            return  # a literal, a comprehension, an operator: nothing in the repository runs
+        line, column = value.end_point[0] + 1, value.end_point[1]
+        self.out.calls.append(CallSite(owner, _callee_expr(value), line, via=via, column=column))
 
     def unique_id(self, scope_path: str) -> str:
         """The symbol id for ``scope_path``. A redefinition (a property's setter, an @overload, a def

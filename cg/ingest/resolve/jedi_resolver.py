@@ -51,6 +51,8 @@ _CALLABLE = {"function", "class", "property"}
 # benchmarks/freshness.py: 161 sites took 5.9 s with two workers and 3.2 s in process, 238 sites
 # about the same either way, 693 sites 6.3 s with workers and 9 s in process.
 IN_PROCESS_SITES = 300
+# Sites whose expression's value is asked (``infer``), not the definition of its name (``goto``).
+INFER_ONLY = frozenset({"value", "with", "iter", "next"})
 _VALUES = _CALLABLE | {"instance"}  # an instance is called through its class's __call__
 
 
@@ -238,7 +240,7 @@ def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Que
     attribute reads whose name is a property somewhere in the repository."""
     seen: dict[Position, bool] = {}
     for call in ex.calls:
-        seen[(call.line, call.column)] = call.via == "value"
+        seen[(call.line, call.column)] = call.via in INFER_ONLY
     for imp in ex.imports:
         if imp.name != "*":
             seen.setdefault((imp.line, imp.column), False)

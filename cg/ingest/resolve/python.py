@@ -7,7 +7,10 @@ source states are followed one step: a parameter annotation (``policy: RetryPoli
 assignment (``queue = JobQueue()``) or an attribute set in a method (``self.gateway = gateway`` with
 ``gateway: PaymentGateway``). Whatever is not found becomes an ``External`` node: with its full
 dotted name when an import says where it comes from (``resolved_by='import'``), else marked
-unresolved. Nothing is guessed from a bare method name: a wrong edge costs more than a missing one.
+unresolved. On top of both, the rules in docs/callgraph.md: decorators reach their wrappers and back
+(flow.py), statements reach the dunder methods they run, ``self.m()`` reaches the overrides of ``m``
+(``dispatch``), and a method called on an untyped parameter is guessed only when its name is unique in
+the repository and no builtin type has it (``unique``): a wrong edge costs more than a missing one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from cg.ingest.languages.python import LANGUAGE
+from cg.ingest.resolve.flow import Decorator, definition_facts
 from cg.ingest.resolve.jedi_resolver import JediResults
 from cg.model import (
     CallSite,
@@ -118,7 +122,36 @@ PUBLIC_RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     "builtin": (ResolvedBy.NAME, ResolvedBy.NAME.confidence),
     "annotation": (ResolvedBy.NAME, 0.8),  # a stated type, not a definition in scope: a step less sure
     "unresolved": (ResolvedBy.UNRESOLVED, ResolvedBy.UNRESOLVED.confidence),
+    "dispatch": (ResolvedBy.DISPATCH, ResolvedBy.DISPATCH.confidence),
+    "flow": (ResolvedBy.NAME, 0.8),  # a function value followed through a decorator's parameter
+    "unique": (ResolvedBy.UNIQUE, ResolvedBy.UNIQUE.confidence),
 }
+
+
+@dataclass(frozen=True)
+class Application:
+    """A decorator applied to a function: the definition whose parameter receives the function, that
+    parameter, and the nested function it returns in its place (None: it returns the function itself,
+    or cg cannot tell, and a call of the decorated name runs the function)."""
+
+    holder: Symbol
+    parameter: str
+    wrapper: Symbol | None
+
+
+# Method names a value of a builtin type also has: a call of one on an untyped parameter is never guessed.
+_BUILTIN_TYPES = (object, list, dict, set, frozenset, str, bytes, bytearray, int, float, tuple)
+_BUILTIN_METHODS = frozenset(name for kind in _BUILTIN_TYPES for name in dir(kind))
+IMPLICIT = frozenset({"with", "iter", "next", "raise"})  # CallSite.via of statements that run dunder methods
+
+
+def _callable_value(target: Target) -> bool:
+    """Whether an argument handed to a higher-order builtin (``sorted(rows, key=...)``) names code it
+    will run: a function, method, lambda or class, in the repository or a library. A variable (``max(delay,
+    0.0)``) or a name nobody resolved is a value, never a call."""
+    if target.symbol is not None:
+        return target.symbol.kind in ("function", "method", "class", "lambda")
+    return target.label == "External" and target.resolved_by != "unresolved"
 
 
 class Resolver:
@@ -169,6 +202,9 @@ class Resolver:
             self.star_imports[ex.file.path] = stars
         self._mro_cache: dict[str, list[Symbol]] = {}
         self._typing: set[tuple[str, str]] = set()
+        self._subclasses: dict[str, list[Symbol]] | None = None
+        self._by_method_name: dict[str, list[Symbol]] | None = None
+        self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
 
     # -- imports ---------------------------------------------------------------------------------
     def absolute(self, file, imp: ImportRecord) -> str:
@@ -494,6 +530,90 @@ class Resolver:
             target = Target(found.id, "Symbol", target.resolved_by, found)
         return target
 
+    # -- decorators (docs/callgraph.md, "Functions as values") ------------------------------------
+    def application(self, decorator: Decorator, scope: Symbol) -> Application | None:
+        """What applying ``decorator`` (as written in ``scope``) does, when it is a repository function:
+        ``@logged`` hands the function to ``logged``; ``@retry(times=3)`` hands it to the nested function
+        ``retry`` returns."""
+        found = self.resolve_expr(decorator.expr, scope)
+        holder = found.symbol if found is not None else None
+        if holder is None or holder.kind not in ("function", "method"):
+            return None
+        if decorator.factory:
+            holder = self._returned_nested(holder)
+            if holder is None:
+                return None
+        facts = definition_facts(holder.text)
+        if facts is None or not facts.parameters:
+            return None
+        parameters = facts.parameters
+        if holder.kind == "method" and parameters[0] in ("self", "cls"):
+            parameters = parameters[1:]
+        if not parameters:
+            return None
+        wrapper = None if facts.returns_parameter else self._returned_nested(holder)
+        return Application(holder, parameters[0], wrapper)
+
+    def _returned_nested(self, func: Symbol) -> Symbol | None:
+        """The one function defined inside ``func`` that ``func`` returns (``return wrapper``,
+        ``return functools.update_wrapper(wrapper, f)``), if there is exactly one."""
+        facts = definition_facts(func.text)
+        if facts is None:
+            return None
+        nested = [
+            c for c in self.children.get(func.id, {}).values() if c.kind == "function" and c.name in facts.returned
+        ]
+        return nested[0] if len(nested) == 1 else None
+
+    def decorated(self) -> tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]]:
+        """For every decorated function in the repository: the definition a call of its name enters
+        (the outermost wrapper, or itself), and, per wrapper or decorator holding the function as a
+        parameter, what a call of that parameter runs (the next wrapper inward, or the function)."""
+        if self._decorated is not None:
+            return self._decorated
+        entry: dict[str, Symbol] = {}
+        param_calls: dict[str, dict[str, list[Symbol]]] = {}
+        for func in sorted(self.by_id.values(), key=lambda s: s.id):
+            if not func.decorators or func.kind not in ("function", "method"):
+                continue
+            facts = definition_facts(func.text)
+            scope = self.by_id.get(func.parent_id)
+            if facts is None or scope is None:
+                continue
+            applied = [self.application(d, scope) for d in facts.decorators]
+            inner: Symbol = func  # decorators apply bottom-up: each one receives what the one below made
+            for app in reversed([a for a in applied if a is not None]):
+                for holder in (app.holder, app.wrapper):
+                    if holder is not None:
+                        runs = param_calls.setdefault(holder.id, {}).setdefault(app.parameter, [])
+                        if all(s.id != inner.id for s in runs):
+                            runs.append(inner)
+                if app.wrapper is not None:
+                    inner = app.wrapper
+            if inner.id != func.id:
+                entry[func.id] = inner
+        self._decorated = (entry, param_calls)
+        return self._decorated
+
+    def flow_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``) runs the functions it decorates."""
+        if not call.callee.isidentifier():
+            return []
+        param_calls = self.decorated()[1]
+        runs = param_calls.get(caller.id, {}).get(call.callee, [])
+        if runs and call.callee in param_calls.get(caller.parent_id, {}):  # a wrapper inside its decorator
+            own = definition_facts(caller.text)
+            if own is None or call.callee in own.parameters:  # its own parameter of that name shadows it
+                return []
+        return [Target(s.id, "Symbol", "flow", s) for s in runs]
+
+    def entered(self, target: Target) -> Target:
+        """Calling a decorated function runs the wrapper its decorator returned."""
+        if target.symbol is None or target.symbol.kind not in ("function", "method"):
+            return target
+        wrapper = self.decorated()[0].get(target.symbol.id)
+        return target if wrapper is None else Target(wrapper.id, "Symbol", target.resolved_by, wrapper)
+
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:
         """All edges leaving one file: DEFINES, IMPORTS, CALLS and INHERITS; and the DECORATES edges into
@@ -511,7 +631,7 @@ class Resolver:
             if caller is None:
                 continue
             targets = self.call_targets(call, caller)
-            for target in targets:
+            for target in [*targets, *self.dispatch_targets(call, caller, targets)]:
                 add("CALLS", caller.id, "Symbol", target, call.line)
             if call.decorates:
                 for target in decorator_targets(targets):
@@ -525,9 +645,18 @@ class Resolver:
         for read in ex.attribute_reads:
             if read.attr not in self.property_names:
                 continue
-            for target in self._jedi(path, read.line, read.column):
-                if target.symbol is not None and is_property(target.symbol):
-                    add("CALLS", read.scope_id, "Symbol", target, read.line)
+            getters = [
+                (g, "jedi") for t in self._jedi(path, read.line, read.column) if (g := self.property_getter(t.symbol))
+            ]
+            scope = self.by_id.get(read.scope_id)
+            if not getters and read.expr and scope is not None:
+                # jedi stops at an instance attribute of the same name (`self.debug = ...` elsewhere)
+                named = self.resolve_expr(read.expr, scope)
+                getter = self.property_getter(named.symbol if named is not None else None)
+                if getter is not None and named is not None:
+                    getters = [(getter, named.resolved_by)]
+            for getter, how in getters:
+                add("CALLS", read.scope_id, "Symbol", Target(getter.id, "Symbol", how, getter), read.line)
         for base in ex.bases:
             cls = self.by_id.get(base.class_id)
             parent = self.by_id.get(cls.parent_id) if cls else None
@@ -542,9 +671,77 @@ class Resolver:
             add("INHERITS", cls.id, "Symbol", base_target or Target(base.expr, "External", "unresolved"), base.line)
         return sink.result()
 
+    def implicit_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """The repository's protocol methods a statement runs on a value: ``with`` -> ``__enter__`` and
+        ``__exit__``, ``for``/``iter()``/``yield from`` -> ``__iter__`` (and ``__next__`` when the class
+        is its own iterator), ``next()`` -> ``__next__``, ``raise X`` -> ``X``'s constructor. The value's
+        class comes from jedi's inference, else from a type the source states; nothing is guessed."""
+        if call.via == "raise":
+            found = [t for t in self._jedi(caller.path, call.line, call.column) if t.symbol is not None]
+            if not found:
+                named = self.resolve_expr(call.callee, caller)
+                found = [named] if named is not None and named.resolved_by != "annotation" else []
+            classes = [t for t in found if t.symbol is not None and t.symbol.kind == "class"]
+            return [t2 for t in classes for t2 in (t, *self._constructor(t))]
+        instances = self._jedi(caller.path, call.line, call.column, instances=True)
+        classes = [t for t in instances if t.symbol is not None and t.symbol.kind == "class"]
+        if not classes and not instances:
+            named = self.resolve_expr(call.callee, caller)
+            if (
+                named is not None
+                and named.symbol is not None
+                and named.symbol.kind == "class"
+                and (named.resolved_by == "annotation" or call.callee.endswith("()"))
+            ):
+                classes = [named]
+        protocol = {"with": ("__enter__", "__exit__"), "iter": ("__iter__", "__next__"), "next": ("__next__",)}
+        out: list[Target] = []
+        for cls in classes:
+            if cls.symbol is None:
+                continue
+            for name in protocol.get(call.via, ()):
+                method = self.member(cls.symbol, name)
+                if method is not None and all(t.id != method.id for t in out):
+                    out.append(Target(method.id, "Symbol", cls.resolved_by, method))
+        return out
+
+    def unique_method(self, call: CallSite, caller: Symbol) -> Target | None:
+        """``order.finalize()`` on a parameter nobody typed: when exactly one method in the repository
+        has that name, and no builtin type has it (``append``, ``get``, ``items`` could be a list's or a
+        dict's), that method, marked ``unique`` (a guess, with its lower confidence). The parameter must
+        be the caller's own or an enclosing function's, so a module or class of that name is ruled out."""
+        head, _, name = call.callee.partition(".")
+        if not name.isidentifier() or head in ("self", "cls") or name in _BUILTIN_METHODS:
+            return None
+        candidates = self._methods_named().get(name, [])
+        if len(candidates) != 1 or self.typed_name(head, caller) is not None:
+            return None
+        scope: Symbol | None = caller
+        while scope is not None and scope.kind in ("function", "method"):
+            facts = definition_facts(scope.text)
+            if facts is not None and head in facts.parameters:
+                return Target(candidates[0].id, "Symbol", "unique", candidates[0])
+            scope = self.by_id.get(scope.parent_id)
+        return None
+
+    def _methods_named(self) -> dict[str, list[Symbol]]:
+        if self._by_method_name is None:
+            table: dict[str, list[Symbol]] = {}
+            for sym in self.by_id.values():
+                if sym.kind in ("method", "function") and "~" not in sym.id:
+                    table.setdefault(sym.name, []).append(sym)
+            self._by_method_name = {k: v for k, v in table.items() if all(s.kind == "method" for s in v)}
+        return self._by_method_name
+
+    def _constructor(self, target: Target) -> list[Target]:
+        init = self.member(target.symbol, "__init__") if target.symbol is not None else None
+        return [Target(init.id, "Symbol", target.resolved_by, init)] if init is not None else []
+
     def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         """jedi's answer where it has one that names a definition or a library target; else the
         name resolver's; else an unresolved External. A class adds its constructor."""
+        if call.via in IMPLICIT:
+            return self.implicit_targets(call, caller)
         answers = self._jedi(caller.path, call.line, call.column)
         targets = [t for t in answers if t.label == "External" or (t.symbol is not None and t.symbol.kind != "module")]
         if len(targets) == 1 and targets[0].symbol is not None and targets[0].symbol.kind == "method":
@@ -553,23 +750,93 @@ class Resolver:
             named = self.resolve_expr(call.callee, caller)
             if named is not None and named.symbol is not None and self.overrides(named.symbol, targets[0].symbol):
                 targets = [Target(named.symbol.id, "Symbol", "jedi", named.symbol)]
+        if len(targets) == 1 and targets[0].label == "External":
+            # a library is named by the import path the source used (`heapq.heappush`, not jedi's
+            # `_heapq.heappush`): the name a reader knows and the published call-graph tools use
+            named = self.resolve_expr(call.callee, caller)
+            if named is not None and named.label == "External" and named.resolved_by == "import":
+                targets = [Target(named.id, "External", "jedi")]
         if not targets:
             found = self.resolve_expr(call.callee, caller)
             if found is not None and found.symbol is not None and found.symbol.kind == "constant":
                 found = None  # a value (a callback argument such as `min(x, MAX_DELAY)`), not code to run
+            if found is None and call.callee.isidentifier():  # a local typed by its assignment
+                typed = self.typed_name(call.callee, caller)
+                klass = self.type_of(*typed) if typed is not None else None
+                found = Target(klass.id, "Symbol", "annotation", klass) if klass is not None else None
+            if (
+                found is not None
+                and found.symbol is not None
+                and found.symbol.kind == "class"
+                and found.resolved_by == "annotation"
+                and not call.callee.endswith("()")
+            ):  # a name typed as an instance (`handler = WebhookHandler()`): calling it runs __call__
+                dunder = self.member(found.symbol, "__call__")
+                found = Target(dunder.id, "Symbol", "annotation", dunder) if dunder is not None else None
+            if found is None:
+                found = self.unique_method(call, caller)
             targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
+        if call.via == "callback":
+            targets = [t for t in targets if _callable_value(t)]
+        if call.via != "decorator":
+            targets = [self.entered(t) for t in targets]
+        flowed = self.flow_targets(call, caller)
+        if flowed:  # the parameter's value: jedi sees a parameter, or guesses from other call sites
+            targets = [*flowed, *(t for t in targets if t.label == "Symbol" and all(f.id != t.id for f in flowed))]
         out: list[Target] = []
         for target in targets:
             out.append(target)
             if target.symbol is not None and target.symbol.kind == "class":
-                init = self.member(target.symbol, "__init__")
-                if init is not None:  # instantiation runs the constructor too
-                    out.append(Target(init.id, "Symbol", target.resolved_by, init))
+                out += self._constructor(target)  # instantiation runs the constructor too
         return out
 
-    def _jedi(self, path: str, line: int, column: int) -> list[Target]:
+    def dispatch_targets(self, call: CallSite, caller: Symbol, targets: list[Target]) -> list[Target]:
+        """Overrides a ``self.m()``/``cls.m()`` call may run: the receiver is an instance of the
+        caller's class or of any subclass, so each subclass's own ``m`` is a possible target (rule 3 in
+        docs/callgraph.md). Calls through ``super()`` or a named class name their method exactly."""
+        head, _, member_name = call.callee.partition(".")
+        if head not in ("self", "cls") or not member_name.isidentifier():
+            return []
+        cls = self.enclosing_class(caller)
+        if cls is None:
+            return []
+        called = {t.id for t in targets}
+        out = []
+        for sub in self.subclasses(cls):
+            override = self.children.get(sub.id, {}).get(member_name)
+            if override is not None and override.id not in called and override.kind == "method":
+                out.append(Target(override.id, "Symbol", "dispatch", override))
+                called.add(override.id)
+        return out
+
+    def subclasses(self, cls: Symbol) -> list[Symbol]:
+        """Every in-repo class with ``cls`` in its MRO (itself excluded), in a stable order."""
+        if self._subclasses is None:
+            table: dict[str, list[Symbol]] = {}
+            for klass in sorted(
+                (s for s in self.by_id.values() if s.kind == "class" and s.id in self.bases), key=lambda s: s.id
+            ):
+                for base in self.mro(klass)[1:]:
+                    table.setdefault(base.id, []).append(klass)
+            self._subclasses = table
+        return self._subclasses.get(cls.id, [])
+
+    def property_getter(self, sym: Symbol | None) -> Symbol | None:
+        """The getter a read of ``sym`` runs: ``sym`` itself when it is a property, the getter when
+        jedi named the property's setter or deleter (``@debug.setter``, defined after the getter)."""
+        if sym is None or sym.kind != "method":
+            return None
+        if is_property(sym):
+            return sym
+        if any(d.endswith((".setter", ".deleter")) for d in sym.decorators):
+            getter = self.by_qualname.get(sym.qualname)
+            return getter if getter is not None and is_property(getter) else None
+        return None
+
+    def _jedi(self, path: str, line: int, column: int, instances: bool = False) -> list[Target]:
         """jedi's answers at a position, mapped to definitions (by path and the line of the name) or,
-        outside the repository, to Externals named by jedi's full name."""
+        outside the repository, to Externals named by jedi's full name. An instance stands for its
+        class's ``__call__`` (it is being called), or with ``instances`` for its class."""
         if self.jedi is None:
             return []
         answers = self.jedi.get(path, line, column)
@@ -584,7 +851,7 @@ class Resolver:
                     sym = self.by_def_line.get((rel, def_line))
                     if sym is not None and sym.name != name:  # a parameter on the def's line, say
                         sym = None
-                    if sym is not None and kind == "instance":  # calling an instance runs __call__
+                    if sym is not None and kind == "instance" and not instances:  # calling it runs __call__
                         sym = self.member(sym, "__call__") if sym.kind == "class" else None
                 else:  # a variable or parameter jedi could not see through
                     sym = None
