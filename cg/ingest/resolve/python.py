@@ -792,8 +792,10 @@ class Resolver:
 
     def dispatch_targets(self, call: CallSite, caller: Symbol, targets: list[Target]) -> list[Target]:
         """Overrides a ``self.m()``/``cls.m()`` call may run: the receiver is an instance of the
-        caller's class or of any subclass, so each subclass's own ``m`` is a possible target (rule 3 in
-        docs/callgraph.md). Calls through ``super()`` or a named class name their method exactly."""
+        caller's class or of any subclass that inherits the calling method, so each such subclass's own
+        ``m`` is a possible target (rule 3 in docs/callgraph.md). A subclass that overrides the calling
+        method itself never runs it with its instances as ``self``, so its ``m`` is not one. Calls through
+        ``super()`` or a named class name their method exactly."""
         head, _, member_name = call.callee.partition(".")
         if head not in ("self", "cls") or not member_name.isidentifier():
             return []
@@ -802,7 +804,13 @@ class Resolver:
             return []
         called = {t.id for t in targets}
         out = []
+        method: Symbol | None = caller  # the method whose body holds the call (a lambda or closure inside it)
+        while method is not None and method.kind != "method":
+            method = self.by_id.get(method.parent_id)
         for sub in self.subclasses(cls):
+            runs_here = self.member(sub, method.name) if method is not None else None
+            if method is not None and (runs_here is None or runs_here.id != method.id):
+                continue  # the subclass overrides the caller: its instances never get here
             override = self.children.get(sub.id, {}).get(member_name)
             if override is not None and override.id not in called and override.kind == "method":
                 out.append(Target(override.id, "Symbol", "dispatch", override))
