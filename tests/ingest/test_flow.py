@@ -245,3 +245,62 @@ def test_definition_facts_read_decorators_parameters_and_returns():
     assert facts.parameters == ("self", "invoice", "retries") and facts.returns_parameter
     assert facts.returned == frozenset({"invoice"})
     assert definition_facts("def broken(:\n") is None
+
+
+PRICING = """
+SURCHARGES = {"card": lambda cents: cents * 3 // 100, "sepa": lambda cents: 35}
+LABELS = {"€": lambda cents: f"{cents / 100:.2f} €"}  # non-ASCII before the lambda: jedi counts characters
+
+
+def surcharge(method, cents):
+    return SURCHARGES[method](cents)
+
+
+def label(cents):
+    return LABELS["€"](cents)
+
+
+def make_coupon_check(minimum):
+    return lambda order: order["total"] >= minimum
+
+
+def accepts_coupon(order):
+    check = make_coupon_check(5000)
+    return check(order)
+
+
+def apply_to_invoices(invoices, adjust):
+    return [adjust(invoice) for invoice in invoices]
+
+
+def discounted(invoices):
+    return apply_to_invoices(invoices, lambda invoice: invoice["total"] * 9 // 10)
+
+
+class WebhookFilter:
+    def __init__(self):
+        self.rules = [lambda event: event.strip(), lambda event: event.lower()]
+
+    def run(self, event):
+        for index in range(len(self.rules)):
+            event = self.rules[index](event)
+        return event
+"""
+
+
+def test_a_lambda_stored_returned_or_passed_is_reached_where_it_is_called(tmp_path):
+    """jedi infers a stored, returned or passed lambda to the position of its ``lambda`` keyword; that
+    position names the lambda definition, so the call of the dict entry, the list item, the factory's
+    result or the parameter reaches it."""
+    (tmp_path / "pricing.py").write_text(PRICING)
+    cg = build_callgraph(load_settings(tmp_path, resolver="jedi", jedi_workers=1))
+    assert set(cg["pricing.surcharge"]) == {"pricing.<lambda1>", "pricing.<lambda2>"}
+    assert cg["pricing.label"] == ["pricing.<lambda3>"]
+    assert cg["pricing.accepts_coupon"] == ["pricing.make_coupon_check", "pricing.make_coupon_check.<lambda1>"]
+    assert cg["pricing.apply_to_invoices"] == ["pricing.discounted.<lambda1>"]
+    assert set(cg["pricing.WebhookFilter.run"]) == {
+        "<builtin>.len",
+        "<builtin>.range",
+        "pricing.WebhookFilter.__init__.<lambda1>",
+        "pricing.WebhookFilter.__init__.<lambda2>",
+    }

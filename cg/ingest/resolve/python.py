@@ -33,6 +33,7 @@ from cg.model import (
 )
 
 BUILTINS = LANGUAGE.builtins
+_LAMBDA_ID = re.compile(r"<lambda@-?\d+:(\d+)>(?:~\d+)?$")  # a lambda's id ends in its line offset and column
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Type|ClassVar|Final|Annotated)\[(.*)\]$")
 
 
@@ -158,6 +159,7 @@ class Resolver:
     def __init__(self, extractions: list[FileExtraction], jedi: JediResults | None = None) -> None:
         self.jedi = jedi
         self.by_def_line: dict[tuple[str, int], Symbol] = {}
+        self.lambdas: dict[tuple[str, int], list[tuple[int, Symbol]]] = {}  # (path, line) -> (column, lambda)
         self.property_names = property_names(extractions)
         self.by_id: dict[str, Symbol] = {}
         self.by_qualname: dict[str, Symbol] = {}
@@ -177,6 +179,9 @@ class Resolver:
                 self.by_id[sym.id] = sym
                 if sym.def_line:
                     self.by_def_line[(sym.path, sym.def_line)] = sym
+                position = _LAMBDA_ID.search(sym.id) if sym.kind == "lambda" else None
+                if position is not None:
+                    self.lambdas.setdefault((sym.path, sym.start_line), []).append((int(position.group(1)), sym))
                 self.by_qualname.setdefault(sym.qualname, sym)
                 if sym.parent_id:
                     self.children.setdefault(sym.parent_id, {})[sym.name] = sym
@@ -833,20 +838,33 @@ class Resolver:
             return getter if getter is not None and is_property(getter) else None
         return None
 
+    def lambda_at(self, path: str, line: int, column: int) -> Symbol | None:
+        """The lambda whose ``lambda`` keyword jedi places at (line, column). jedi counts characters and the
+        lambda's id keeps tree-sitter's bytes, which differ after non-ASCII text on the line: then the
+        line's only lambda is the one, and a line with several is left unanswered."""
+        on_line = self.lambdas.get((path, line), [])
+        exact = [sym for col, sym in on_line if col == column]
+        if exact:
+            return exact[0]
+        return on_line[0][1] if len(on_line) == 1 else None
+
     def _jedi(self, path: str, line: int, column: int, instances: bool = False) -> list[Target]:
-        """jedi's answers at a position, mapped to definitions (by path and the line of the name) or,
-        outside the repository, to Externals named by jedi's full name. An instance stands for its
-        class's ``__call__`` (it is being called), or with ``instances`` for its class."""
+        """jedi's answers at a position, mapped to definitions (by path and the line of the name, a lambda
+        by the position of its keyword) or, outside the repository, to Externals named by jedi's full name.
+        An instance stands for its class's ``__call__`` (it is being called), or with ``instances`` for its
+        class."""
         if self.jedi is None:
             return []
         answers = self.jedi.get(path, line, column)
         if not answers:
             return []
         targets: list[Target] = []
-        for full_name, rel, def_line, kind, name in answers:
+        for full_name, rel, def_line, kind, name, def_column in answers:
             if rel:
                 if kind == "module":
                     sym = self.by_id.get(symbol_id(rel, ""))
+                elif kind == "function" and name == "<lambda>":  # a lambda value: a dict's, a list's, a parameter's
+                    sym = self.lambda_at(rel, def_line, def_column)
                 elif kind in ("function", "class", "property", "instance"):
                     sym = self.by_def_line.get((rel, def_line))
                     if sym is not None and sym.name != name:  # a parameter on the def's line, say
