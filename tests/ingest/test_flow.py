@@ -304,3 +304,74 @@ def test_a_lambda_stored_returned_or_passed_is_reached_where_it_is_called(tmp_pa
         "pricing.WebhookFilter.__init__.<lambda1>",
         "pricing.WebhookFilter.__init__.<lambda2>",
     }
+
+
+HOOKS = """
+WEBHOOKS = {}
+
+
+def on_event(event_type):
+    def attach(handler):
+        WEBHOOKS[event_type] = handler
+        return handler
+
+    return attach
+"""
+
+ROUTES = """
+from hooks import on_event
+
+
+class Router:
+    def __init__(self):
+        self.views = {}
+
+    def route(self, path):
+        def register(view):
+            self.views[path] = view
+            return view
+
+        return register
+
+
+class RateLimit:
+    def __init__(self, per_minute):
+        self.per_minute = per_minute
+
+    def __call__(self, view):
+        return view
+
+
+router = Router()
+
+
+class InvoiceViews:
+    @router.route("/invoices")
+    def list_invoices(self):
+        return []
+
+
+@on_event("invoice.paid")
+@RateLimit(per_minute=60)
+def mark_paid(event):
+    return event
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_the_scope_also_calls_what_a_decorator_factory_returns(tmp_path, resolver):
+    """``@router.route("/invoices")`` runs ``router.route(...)`` and then, with the function, the
+    ``register`` it returns; a class factory's instance is called through ``__call__``. Both calls
+    are the defining scope's (the class body, the module), and an imported factory counts alike."""
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "routes.py").write_text(ROUTES)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    if resolver == "jedi":  # the name resolver does not type a module variable (`router`) from a class body
+        assert set(cg["routes.InvoiceViews"]) == {"routes.Router.route", "routes.Router.route.register"}
+    assert set(cg["routes"]) >= {
+        "hooks.on_event",
+        "hooks.on_event.attach",
+        "routes.RateLimit.__init__",
+        "routes.RateLimit.__call__",
+    }
+    assert "routes.Router.route.register" not in cg["routes"]  # the class body applies it, not the module

@@ -570,6 +570,22 @@ class Resolver:
         ]
         return nested[0] if len(nested) == 1 else None
 
+    def factory_results(self, factories: list[Target]) -> list[Target]:
+        """What the scope applies after calling a decorator factory (``@route("/invoices")``): the
+        function the factory returns (``route.decorator``), or for a class (``@Cache(ttl=60)``) its
+        instance's ``__call__``. The scope calls it with the decorated definition, so it is a call too."""
+        out = []
+        for factory in factories:
+            sym = factory.symbol
+            if sym is None:
+                continue
+            made = self._returned_nested(sym) if sym.kind in ("function", "method") else None
+            if sym.kind == "class":
+                made = self.member(sym, "__call__")
+            if made is not None:
+                out.append(Target(made.id, "Symbol", "flow", made))
+        return out
+
     def decorated(self) -> tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]]:
         """For every decorated function in the repository: the definition a call of its name enters
         (the outermost wrapper, or itself), and, per wrapper or decorator holding the function as a
@@ -629,6 +645,7 @@ class Resolver:
         def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
             sink.add(kind, src, src_label, target.id, target.label, line, PUBLIC_RESOLUTION[target.resolved_by])
 
+        factories = {(d.decorated_id, d.line, d.column) for d in ex.decorations if d.factory}
         for imp in ex.imports:
             add("IMPORTS", path, "File", self.import_target(ex.file, imp), imp.line)
         for call in ex.calls:
@@ -639,6 +656,9 @@ class Resolver:
             for target in [*targets, *self.dispatch_targets(call, caller, targets)]:
                 add("CALLS", caller.id, "Symbol", target, call.line)
             if call.decorates:
+                if (call.decorates, call.line, call.column) in factories:
+                    for made in self.factory_results(decorator_targets(targets)):
+                        add("CALLS", caller.id, "Symbol", made, call.line)
                 for target in decorator_targets(targets):
                     add(
                         "DECORATES",
