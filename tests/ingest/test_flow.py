@@ -375,3 +375,56 @@ def test_the_scope_also_calls_what_a_decorator_factory_returns(tmp_path, resolve
         "routes.RateLimit.__call__",
     }
     assert "routes.Router.route.register" not in cg["routes"]  # the class body applies it, not the module
+
+
+RATES = """
+class memoized:
+    def __init__(self, lookup):
+        self.lookup = lookup
+        self.cache = {}
+
+    def __call__(self, *args):
+        if args not in self.cache:
+            self.cache[args] = self.lookup(*args)
+        return self.cache[args]
+
+
+class traced:
+    def __init__(self, handler):
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+
+
+@memoized
+def exchange_rate(source, target):
+    return 1.0
+
+
+@traced
+def refund_fee(amount):
+    return amount // 100
+
+
+def invoice_total(amount, source, target):
+    return refund_fee(amount * exchange_rate(source, target))
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_class_as_decorator_is_called_through_its_instance(tmp_path, resolver):
+    """``@memoized def exchange_rate`` binds the name to a ``memoized`` instance: a call of it runs
+    ``__call__``, and ``__call__``'s call of the attribute ``__init__`` stored the function in runs the
+    function. A class that keeps no attribute of it (``traced``) never runs the function."""
+    (tmp_path / "rates.py").write_text(RATES)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert set(cg["rates.invoice_total"]) == {"rates.memoized.__call__", "rates.traced.__call__"}
+    assert cg["rates.memoized.__call__"] == ["rates.exchange_rate"]
+    assert cg["rates.traced.__call__"] == []
+    assert set(cg["rates"]) >= {"rates.memoized.__init__", "rates.traced.__init__"}
+
+
+def test_definition_facts_read_which_attribute_keeps_a_parameter():
+    facts = definition_facts("def __init__(self, lookup, ttl):\n    self.fetch = lookup\n    retries = ttl\n")
+    assert facts is not None and facts.stored == (("lookup", "fetch"),)

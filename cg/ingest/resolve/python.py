@@ -138,6 +138,9 @@ class Application:
     holder: Symbol
     parameter: str
     wrapper: Symbol | None
+    # how the wrapper names the function when it is not the holder's closure: a class decorator's
+    # ``__call__`` runs ``self.fn``, which its ``__init__`` stored ("": the wrapper calls it by ``parameter``)
+    held_as: str = ""
 
 
 # Method names a value of a builtin type also has: a call of one on an untyped parameter is never guessed.
@@ -542,12 +545,14 @@ class Resolver:
         ``retry`` returns."""
         found = self.resolve_expr(decorator.expr, scope)
         holder = found.symbol if found is not None else None
+        if holder is not None and holder.kind == "class":
+            if not decorator.factory:
+                return self.class_application(holder)
+            holder = self.member(holder, "__call__")  # `@RateLimit(per_minute=60)`: the instance is applied
+        elif holder is not None and decorator.factory and holder.kind in ("function", "method"):
+            holder = self._returned_nested(holder)
         if holder is None or holder.kind not in ("function", "method"):
             return None
-        if decorator.factory:
-            holder = self._returned_nested(holder)
-            if holder is None:
-                return None
         facts = definition_facts(holder.text)
         if facts is None or not facts.parameters:
             return None
@@ -558,6 +563,19 @@ class Resolver:
             return None
         wrapper = None if facts.returns_parameter else self._returned_nested(holder)
         return Application(holder, parameters[0], wrapper)
+
+    def class_application(self, cls: Symbol) -> Application | None:
+        """``@memoized def exchange_rate``: ``memoized(exchange_rate)`` hands the function to ``__init__``,
+        the name then holds the instance, and a call of it runs ``__call__``, which runs the function
+        through the attribute ``__init__`` stored it in (``self.fn``). Only for a class of the repository
+        that defines ``__call__``: without one the instance is not called."""
+        init, dunder = self.member(cls, "__init__"), self.member(cls, "__call__")
+        facts = definition_facts(init.text) if init is not None else None
+        if init is None or dunder is None or facts is None or len(facts.parameters) < 2:
+            return None
+        parameter = facts.parameters[1]
+        attribute = next((attr for param, attr in facts.stored if param == parameter), "")
+        return Application(init, parameter, dunder, f"self.{attribute}" if attribute else "")
 
     def _returned_nested(self, func: Symbol) -> Symbol | None:
         """The one function defined inside ``func`` that ``func`` returns (``return wrapper``,
@@ -604,11 +622,13 @@ class Resolver:
             applied = [self.application(d, scope) for d in facts.decorators]
             inner: Symbol = func  # decorators apply bottom-up: each one receives what the one below made
             for app in reversed([a for a in applied if a is not None]):
-                for holder in (app.holder, app.wrapper):
-                    if holder is not None:
-                        runs = param_calls.setdefault(holder.id, {}).setdefault(app.parameter, [])
-                        if all(s.id != inner.id for s in runs):
-                            runs.append(inner)
+                held = [(app.holder, app.parameter)]
+                if app.wrapper is not None and (app.held_as or app.wrapper.parent_id == app.holder.id):
+                    held.append((app.wrapper, app.held_as or app.parameter))
+                for holder, parameter in held:
+                    runs = param_calls.setdefault(holder.id, {}).setdefault(parameter, [])
+                    if all(s.id != inner.id for s in runs):
+                        runs.append(inner)
                 if app.wrapper is not None:
                     inner = app.wrapper
             if inner.id != func.id:
@@ -617,8 +637,10 @@ class Resolver:
         return self._decorated
 
     def flow_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
-        """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``) runs the functions it decorates."""
-        if not call.callee.isidentifier():
+        """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``, ``self.fn(*args)`` in a class
+        decorator's ``__call__``) runs the functions it decorates."""
+        head, _, attribute = call.callee.partition(".")
+        if not (call.callee.isidentifier() or (head == "self" and attribute.isidentifier())):
             return []
         param_calls = self.decorated()[1]
         runs = param_calls.get(caller.id, {}).get(call.callee, [])
