@@ -366,8 +366,7 @@ def test_the_scope_also_calls_what_a_decorator_factory_returns(tmp_path, resolve
     (tmp_path / "hooks.py").write_text(HOOKS)
     (tmp_path / "routes.py").write_text(ROUTES)
     cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
-    if resolver == "jedi":  # the name resolver does not type a module variable (`router`) from a class body
-        assert set(cg["routes.InvoiceViews"]) == {"routes.Router.route", "routes.Router.route.register"}
+    assert set(cg["routes.InvoiceViews"]) == {"routes.Router.route", "routes.Router.route.register"}
     assert set(cg["routes"]) >= {
         "hooks.on_event",
         "hooks.on_event.attach",
@@ -428,3 +427,82 @@ def test_a_class_as_decorator_is_called_through_its_instance(tmp_path, resolver)
 def test_definition_facts_read_which_attribute_keeps_a_parameter():
     facts = definition_facts("def __init__(self, lookup, ttl):\n    self.fetch = lookup\n    retries = ttl\n")
     assert facts is not None and facts.stored == (("lookup", "fetch"),)
+
+
+REGISTRY = """
+from hooks import on_event, WEBHOOKS
+
+HANDLERS = {}
+
+
+def handles(event_type):
+    def attach(handler):
+        HANDLERS[event_type] = handler
+        return handler
+
+    return attach
+
+
+class Router:
+    def __init__(self):
+        self.views = {}
+
+    def route(self, path):
+        def register(view):
+            self.views[path] = view
+            return view
+
+        return register
+
+    def dispatch(self, path, request):
+        return self.views[path](request)
+
+
+router = Router()
+
+
+@handles("invoice.paid")
+def mark_paid(event):
+    return event
+
+
+@handles("charge.refunded")
+def issue_credit_note(event):
+    return event
+
+
+@on_event("coupon.redeemed")
+def redeem_coupon(event):
+    return event
+
+
+class InvoiceViews:
+    @router.route("/invoices")
+    def list_invoices(request):
+        return []
+
+
+def deliver(event_type, event):
+    SKIPPED = {}
+    SKIPPED[event_type] = event
+    return HANDLERS[event_type](event)
+
+
+def deliver_external(event_type, event):
+    return WEBHOOKS[event_type](event)
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_registry_a_decorator_fills_is_called_where_it_is_read(tmp_path, resolver):
+    """``HANDLERS[event_type] = handler`` in a decorator makes ``HANDLERS`` a registry of the functions it
+    decorates: ``HANDLERS[kind](event)`` may run any of them; so may ``self.views[path](request)`` for
+    the views ``@router.route`` registers from another class's body, and a registry imported from
+    another module."""
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "webhooks.py").write_text(REGISTRY)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert set(cg["webhooks.deliver"]) == {"webhooks.mark_paid", "webhooks.issue_credit_note"}
+    assert cg["webhooks.deliver_external"] == ["webhooks.redeem_coupon"]
+    assert cg["webhooks.Router.dispatch"] == ["webhooks.InvoiceViews.list_invoices"]
+    assert set(cg["webhooks.InvoiceViews"]) == {"webhooks.Router.route", "webhooks.Router.route.register"}

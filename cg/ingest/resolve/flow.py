@@ -39,6 +39,9 @@ class DefinitionFacts:
     # parameter -> attribute of the first parameter it is stored in (``self.fn = fn`` in a class
     # decorator's ``__init__``: its ``__call__`` runs the function as ``self.fn``)
     stored: tuple[tuple[str, str], ...] = ()
+    # parameter -> the container it is stored into under a key (``ROUTES[path] = view``,
+    # ``self.routes[path] = view``): a registry, whose entries are called later (``ROUTES[path]()``)
+    registered: tuple[tuple[str, str], ...] = ()
 
 
 @lru_cache(maxsize=4096)
@@ -70,8 +73,29 @@ def definition_facts(text: str) -> DefinitionFacts | None:
             returns_parameter = True
         returned.update(n.id for n in ast.walk(ret.value) if isinstance(n, ast.Name))
     return DefinitionFacts(
-        tuple(decorators), parameters, frozenset(returned), returns_parameter, _stored(node, parameters)
+        tuple(decorators),
+        parameters,
+        frozenset(returned),
+        returns_parameter,
+        _stored(node, parameters),
+        _registered(node, parameters),
     )
+
+
+def _registered(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``<container>[<key>] = <parameter>`` statements of ``node``'s own body, as (parameter, container)
+    with the container a name or a dotted attribute (``ROUTES``, ``self.routes``)."""
+    out: list[tuple[str, str]] = []
+    for statement in _own(node, ast.Assign):
+        value = statement.value
+        if not isinstance(value, ast.Name) or value.id not in parameters:
+            continue
+        for target in statement.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name | ast.Attribute):
+                container = ast.unparse(target.value)
+                if all(part.isidentifier() for part in container.split(".")):
+                    out.append((value.id, container))
+    return tuple(out)
 
 
 def _stored(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

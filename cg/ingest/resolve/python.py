@@ -213,6 +213,7 @@ class Resolver:
         self._subclasses: dict[str, list[Symbol]] | None = None
         self._by_method_name: dict[str, list[Symbol]] | None = None
         self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
+        self._registries: dict[tuple[str, str], list[Symbol]] = {}  # filled with _decorated
 
     # -- imports ---------------------------------------------------------------------------------
     def absolute(self, file, imp: ImportRecord) -> str:
@@ -396,9 +397,11 @@ class Resolver:
             found = self.types.get(current.id, {}).get(name)
             if found is not None:
                 return found, current
-            if current.kind == "class":
-                break
-            current = self.by_id.get(current.parent_id)
+            if current.kind == "class":  # past a class body (a method's `self.` attributes) only the module's
+                module = self.by_id.get(symbol_id(current.path, ""))
+                current = module if module is not None and module.id != current.id else None
+            else:
+                current = self.by_id.get(current.parent_id)
         return None
 
     # -- names and expressions -------------------------------------------------------------------
@@ -613,7 +616,7 @@ class Resolver:
         entry: dict[str, Symbol] = {}
         param_calls: dict[str, dict[str, list[Symbol]]] = {}
         for func in sorted(self.by_id.values(), key=lambda s: s.id):
-            if not func.decorators or func.kind not in ("function", "method"):
+            if not func.decorators or func.kind not in ("function", "method", "class"):
                 continue
             facts = definition_facts(func.text)
             scope = self.by_id.get(func.parent_id)
@@ -629,6 +632,12 @@ class Resolver:
                     runs = param_calls.setdefault(holder.id, {}).setdefault(parameter, [])
                     if all(s.id != inner.id for s in runs):
                         runs.append(inner)
+                held_facts = definition_facts(app.holder.text)
+                for parameter, container in held_facts.registered if held_facts is not None else ():
+                    key = self.registry_key(container, app.holder) if parameter == app.parameter else None
+                    entries = self._registries.setdefault(key, []) if key is not None else []
+                    if key is not None and all(s.id != inner.id for s in entries):
+                        entries.append(inner)
                 if app.wrapper is not None:
                     inner = app.wrapper
             if inner.id != func.id:
@@ -636,12 +645,45 @@ class Resolver:
         self._decorated = (entry, param_calls)
         return self._decorated
 
+    def registry_key(self, container: str, scope: Symbol) -> tuple[str, str] | None:
+        """Where a registry lives, the same whether written where a decorator fills it or where a caller
+        reads it: ``self.routes`` -> (the enclosing class, ``self.routes``); ``ROUTES``, an imported
+        ``REGISTRY`` or ``hooks.REGISTRY`` -> (the file of the module that defines it, the name)."""
+        head, _, rest = container.partition(".")
+        if head == "self":
+            cls = self.enclosing_class(scope)
+            return (cls.id, container) if cls is not None and rest.isidentifier() else None
+        bound = self.bindings.get(scope.path, {}).get(head)
+        if not rest:
+            if bound is None:
+                return (scope.path, head)
+            module, _, name = bound.rpartition(".")
+            path = self.file_of_module.get(module)
+            return (path, name) if path is not None else None
+        path = self.file_of_module.get(bound) if bound is not None else None
+        return (path, rest) if path is not None and rest.isidentifier() else None
+
+    def registry_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """``ROUTES[path]()``, ``self.routes[path](view)``: a registry a decorator fills with the functions
+        (or classes) it decorates runs one of them; each is a possible target. In a class, the registry
+        may be an attribute of a base class (``self.routes`` set up by ``App``)."""
+        container = call.callee.removesuffix("[]")
+        if call.via != "value" or container == call.callee or "[" in container or "(" in container:
+            return []
+        self.decorated()
+        keys = [self.registry_key(container, caller)]
+        cls = self.enclosing_class(caller) if container.startswith("self.") else None
+        if cls is not None:
+            keys = [(klass.id, container) for klass in self.mro(cls)]
+        found = [s for key in keys if key is not None for s in self._registries.get(key, [])]
+        return [Target(s.id, "Symbol", "flow", s) for s in found]
+
     def flow_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``, ``self.fn(*args)`` in a class
         decorator's ``__call__``) runs the functions it decorates."""
         head, _, attribute = call.callee.partition(".")
         if not (call.callee.isidentifier() or (head == "self" and attribute.isidentifier())):
-            return []
+            return self.registry_targets(call, caller)
         param_calls = self.decorated()[1]
         runs = param_calls.get(caller.id, {}).get(call.callee, [])
         if runs and call.callee in param_calls.get(caller.parent_id, {}):  # a wrapper inside its decorator
