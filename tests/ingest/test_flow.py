@@ -506,3 +506,44 @@ def test_a_registry_a_decorator_fills_is_called_where_it_is_read(tmp_path, resol
     assert cg["webhooks.deliver_external"] == ["webhooks.redeem_coupon"]
     assert cg["webhooks.Router.dispatch"] == ["webhooks.InvoiceViews.list_invoices"]
     assert set(cg["webhooks.InvoiceViews"]) == {"webhooks.Router.route", "webhooks.Router.route.register"}
+
+
+AGEING = """
+class DueDateKey:
+    def __init__(self, field="due"):
+        self.field = field
+
+    def __call__(self, invoice):
+        return invoice[self.field]
+
+
+def by_age(today):
+    return lambda invoice: today - invoice["issued"]
+
+
+def due_date_key() -> DueDateKey:
+    return DueDateKey()
+
+
+def oldest_first(invoices, today):
+    return sorted(invoices, key=by_age(today))
+
+
+def soonest_due(invoices):
+    return sorted(invoices, key=due_date_key())
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_higher_order_builtin_calls_what_a_call_in_its_slot_returns(tmp_path, resolver):
+    """``sorted(invoices, key=by_age(today))`` runs the lambda ``by_age`` returns (jedi says which); an
+    instance in that slot is called through ``__call__``. Without jedi nothing is guessed: never the
+    class or its constructor, which the call of the factory, not ``sorted``, runs."""
+    (tmp_path / "ageing.py").write_text(AGEING)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    if resolver == "jedi":
+        assert cg["ageing.oldest_first"] == ["<builtin>.sorted", "ageing.by_age", "ageing.by_age.<lambda1>"]
+        assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.DueDateKey.__call__", "ageing.due_date_key"]
+    else:
+        assert cg["ageing.oldest_first"] == ["<builtin>.sorted", "ageing.by_age"]
+        assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.due_date_key"]
