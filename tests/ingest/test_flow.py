@@ -260,3 +260,305 @@ def test_definition_facts_read_decorators_parameters_and_returns():
     assert facts.parameters == ("self", "invoice", "retries") and facts.returns_parameter
     assert facts.returned == frozenset({"invoice"})
     assert definition_facts("def broken(:\n") is None
+
+
+PRICING = """
+SURCHARGES = {"card": lambda cents: cents * 3 // 100, "sepa": lambda cents: 35}
+LABELS = {"€": lambda cents: f"{cents / 100:.2f} €"}  # non-ASCII before the lambda: jedi counts characters
+
+
+def surcharge(method, cents):
+    return SURCHARGES[method](cents)
+
+
+def label(cents):
+    return LABELS["€"](cents)
+
+
+def make_coupon_check(minimum):
+    return lambda order: order["total"] >= minimum
+
+
+def accepts_coupon(order):
+    check = make_coupon_check(5000)
+    return check(order)
+
+
+def apply_to_invoices(invoices, adjust):
+    return [adjust(invoice) for invoice in invoices]
+
+
+def discounted(invoices):
+    return apply_to_invoices(invoices, lambda invoice: invoice["total"] * 9 // 10)
+
+
+class WebhookFilter:
+    def __init__(self):
+        self.rules = [lambda event: event.strip(), lambda event: event.lower()]
+
+    def run(self, event):
+        for index in range(len(self.rules)):
+            event = self.rules[index](event)
+        return event
+"""
+
+
+def test_a_lambda_stored_returned_or_passed_is_reached_where_it_is_called(tmp_path):
+    """jedi infers a stored, returned or passed lambda to the position of its ``lambda`` keyword; that
+    position names the lambda definition, so the call of the dict entry, the list item, the factory's
+    result or the parameter reaches it."""
+    (tmp_path / "pricing.py").write_text(PRICING)
+    cg = build_callgraph(load_settings(tmp_path, resolver="jedi", jedi_workers=1))
+    assert set(cg["pricing.surcharge"]) == {"pricing.<lambda1>", "pricing.<lambda2>"}
+    assert cg["pricing.label"] == ["pricing.<lambda3>"]
+    assert cg["pricing.accepts_coupon"] == ["pricing.make_coupon_check", "pricing.make_coupon_check.<lambda1>"]
+    assert cg["pricing.apply_to_invoices"] == ["pricing.discounted.<lambda1>"]
+    assert set(cg["pricing.WebhookFilter.run"]) == {
+        "<builtin>.len",
+        "<builtin>.range",
+        "pricing.WebhookFilter.__init__.<lambda1>",
+        "pricing.WebhookFilter.__init__.<lambda2>",
+    }
+
+
+HOOKS = """
+WEBHOOKS = {}
+
+
+def on_event(event_type):
+    def attach(handler):
+        WEBHOOKS[event_type] = handler
+        return handler
+
+    return attach
+"""
+
+ROUTES = """
+from hooks import on_event
+
+
+class Router:
+    def __init__(self):
+        self.views = {}
+
+    def route(self, path):
+        def register(view):
+            self.views[path] = view
+            return view
+
+        return register
+
+
+class RateLimit:
+    def __init__(self, per_minute):
+        self.per_minute = per_minute
+
+    def __call__(self, view):
+        return view
+
+
+router = Router()
+
+
+class InvoiceViews:
+    @router.route("/invoices")
+    def list_invoices(self):
+        return []
+
+
+@on_event("invoice.paid")
+@RateLimit(per_minute=60)
+def mark_paid(event):
+    return event
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_the_scope_also_calls_what_a_decorator_factory_returns(tmp_path, resolver):
+    """``@router.route("/invoices")`` runs ``router.route(...)`` and then, with the function, the
+    ``register`` it returns; a class factory's instance is called through ``__call__``. Both calls
+    are the defining scope's (the class body, the module), and an imported factory counts alike."""
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "routes.py").write_text(ROUTES)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert set(cg["routes.InvoiceViews"]) == {"routes.Router.route", "routes.Router.route.register"}
+    assert set(cg["routes"]) >= {
+        "hooks.on_event",
+        "hooks.on_event.attach",
+        "routes.RateLimit.__init__",
+        "routes.RateLimit.__call__",
+    }
+    assert "routes.Router.route.register" not in cg["routes"]  # the class body applies it, not the module
+
+
+RATES = """
+class memoized:
+    def __init__(self, lookup):
+        self.lookup = lookup
+        self.cache = {}
+
+    def __call__(self, *args):
+        if args not in self.cache:
+            self.cache[args] = self.lookup(*args)
+        return self.cache[args]
+
+
+class traced:
+    def __init__(self, handler):
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+
+
+@memoized
+def exchange_rate(source, target):
+    return 1.0
+
+
+@traced
+def refund_fee(amount):
+    return amount // 100
+
+
+def invoice_total(amount, source, target):
+    return refund_fee(amount * exchange_rate(source, target))
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_class_as_decorator_is_called_through_its_instance(tmp_path, resolver):
+    """``@memoized def exchange_rate`` binds the name to a ``memoized`` instance: a call of it runs
+    ``__call__``, and ``__call__``'s call of the attribute ``__init__`` stored the function in runs the
+    function. A class that keeps no attribute of it (``traced``) never runs the function."""
+    (tmp_path / "rates.py").write_text(RATES)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert set(cg["rates.invoice_total"]) == {"rates.memoized.__call__", "rates.traced.__call__"}
+    assert cg["rates.memoized.__call__"] == ["rates.exchange_rate"]
+    assert cg["rates.traced.__call__"] == []
+    assert set(cg["rates"]) >= {"rates.memoized.__init__", "rates.traced.__init__"}
+
+
+def test_definition_facts_read_which_attribute_keeps_a_parameter():
+    facts = definition_facts("def __init__(self, lookup, ttl):\n    self.fetch = lookup\n    retries = ttl\n")
+    assert facts is not None and facts.stored == (("lookup", "fetch"),)
+
+
+REGISTRY = """
+from hooks import on_event, WEBHOOKS
+
+HANDLERS = {}
+
+
+def handles(event_type):
+    def attach(handler):
+        HANDLERS[event_type] = handler
+        return handler
+
+    return attach
+
+
+class Router:
+    def __init__(self):
+        self.views = {}
+
+    def route(self, path):
+        def register(view):
+            self.views[path] = view
+            return view
+
+        return register
+
+    def dispatch(self, path, request):
+        return self.views[path](request)
+
+
+router = Router()
+
+
+@handles("invoice.paid")
+def mark_paid(event):
+    return event
+
+
+@handles("charge.refunded")
+def issue_credit_note(event):
+    return event
+
+
+@on_event("coupon.redeemed")
+def redeem_coupon(event):
+    return event
+
+
+class InvoiceViews:
+    @router.route("/invoices")
+    def list_invoices(request):
+        return []
+
+
+def deliver(event_type, event):
+    SKIPPED = {}
+    SKIPPED[event_type] = event
+    return HANDLERS[event_type](event)
+
+
+def deliver_external(event_type, event):
+    return WEBHOOKS[event_type](event)
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_registry_a_decorator_fills_is_called_where_it_is_read(tmp_path, resolver):
+    """``HANDLERS[event_type] = handler`` in a decorator makes ``HANDLERS`` a registry of the functions it
+    decorates: ``HANDLERS[kind](event)`` may run any of them; so may ``self.views[path](request)`` for
+    the views ``@router.route`` registers from another class's body, and a registry imported from
+    another module."""
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "webhooks.py").write_text(REGISTRY)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert set(cg["webhooks.deliver"]) == {"webhooks.mark_paid", "webhooks.issue_credit_note"}
+    assert cg["webhooks.deliver_external"] == ["webhooks.redeem_coupon"]
+    assert cg["webhooks.Router.dispatch"] == ["webhooks.InvoiceViews.list_invoices"]
+    assert set(cg["webhooks.InvoiceViews"]) == {"webhooks.Router.route", "webhooks.Router.route.register"}
+
+
+AGEING = """
+class DueDateKey:
+    def __init__(self, field="due"):
+        self.field = field
+
+    def __call__(self, invoice):
+        return invoice[self.field]
+
+
+def by_age(today):
+    return lambda invoice: today - invoice["issued"]
+
+
+def due_date_key() -> DueDateKey:
+    return DueDateKey()
+
+
+def oldest_first(invoices, today):
+    return sorted(invoices, key=by_age(today))
+
+
+def soonest_due(invoices):
+    return sorted(invoices, key=due_date_key())
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_higher_order_builtin_calls_what_a_call_in_its_slot_returns(tmp_path, resolver):
+    """``sorted(invoices, key=by_age(today))`` runs the lambda ``by_age`` returns (jedi says which); an
+    instance in that slot is called through ``__call__``. Without jedi nothing is guessed: never the
+    class or its constructor, which the call of the factory, not ``sorted``, runs."""
+    (tmp_path / "ageing.py").write_text(AGEING)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    if resolver == "jedi":
+        assert cg["ageing.oldest_first"] == ["<builtin>.sorted", "ageing.by_age", "ageing.by_age.<lambda1>"]
+        assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.DueDateKey.__call__", "ageing.due_date_key"]
+    else:
+        assert cg["ageing.oldest_first"] == ["<builtin>.sorted", "ageing.by_age"]
+        assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.due_date_key"]

@@ -363,6 +363,11 @@ class _Walker:
                 if value is not None and value.type in ("identifier", "attribute") and _callable_slot(expr, arg):
                     line, column = _name_position(value)
                     self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
+                elif value is not None and value.type == "call" and _callable_slot(expr, arg):
+                    # `sorted(invoices, key=by_age(today))`: the builtin calls what the call returns; jedi is
+                    # asked where the argument ends, which is where it answers with the call's value
+                    line, column = value.end_point[0] + 1, value.end_point[1]
+                    self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
 
     def implicit(self, node: Node, owner: str) -> None:
         """Statements that call dunder methods without a call in the source: ``with`` (``__enter__``,

@@ -41,8 +41,9 @@ from cg.ingest.languages.registry import resolved_by_python
 from cg.model import FileExtraction
 
 # (line, column) -> answers; an answer is
-# (full_name, repo-relative path or "", line of the name, type, name)
-Answer = tuple[str, str, int, str, str]
+# (full_name, repo-relative path or "", line of the name, type, name, column of the name in characters)
+# (a lambda has no name: jedi gives the position of its ``lambda`` keyword, and that position is its identity)
+Answer = tuple[str, str, int, str, str, int]
 Position = tuple[int, int]
 Query = tuple[int, int, bool]  # line, column, infer-only (the callee is an expression, not a name)
 _CALLABLE = {"function", "class", "property"}
@@ -186,7 +187,9 @@ def _describe(names) -> list[Answer]:
     out: list[Answer] = []
     for name in names:
         full = name.full_name or name.name
-        out.append((full, _relative(name.module_path), int(name.line or 0), name.type, name.name))
+        out.append(
+            (full, _relative(name.module_path), int(name.line or 0), name.type, name.name, int(name.column or 0))
+        )
     return out
 
 

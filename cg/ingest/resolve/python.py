@@ -33,6 +33,7 @@ from cg.model import (
 )
 
 BUILTINS = LANGUAGE.builtins
+_LAMBDA_ID = re.compile(r"<lambda@-?\d+:(\d+)>(?:~\d+)?$")  # a lambda's id ends in its line offset and column
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Type|ClassVar|Final|Annotated)\[(.*)\]$")
 
 
@@ -137,6 +138,9 @@ class Application:
     holder: Symbol
     parameter: str
     wrapper: Symbol | None
+    # how the wrapper names the function when it is not the holder's closure: a class decorator's
+    # ``__call__`` runs ``self.fn``, which its ``__init__`` stored ("": the wrapper calls it by ``parameter``)
+    held_as: str = ""
 
 
 # Method names a value of a builtin type also has: a call of one on an untyped parameter is never guessed.
@@ -158,6 +162,7 @@ class Resolver:
     def __init__(self, extractions: list[FileExtraction], jedi: JediResults | None = None) -> None:
         self.jedi = jedi
         self.by_def_line: dict[tuple[str, int], Symbol] = {}
+        self.lambdas: dict[tuple[str, int], list[tuple[int, Symbol]]] = {}  # (path, line) -> (column, lambda)
         self.property_names = property_names(extractions)
         self.by_id: dict[str, Symbol] = {}
         self.by_qualname: dict[str, Symbol] = {}
@@ -177,6 +182,9 @@ class Resolver:
                 self.by_id[sym.id] = sym
                 if sym.def_line:
                     self.by_def_line[(sym.path, sym.def_line)] = sym
+                position = _LAMBDA_ID.search(sym.id) if sym.kind == "lambda" else None
+                if position is not None:
+                    self.lambdas.setdefault((sym.path, sym.start_line), []).append((int(position.group(1)), sym))
                 self.by_qualname.setdefault(sym.qualname, sym)
                 if sym.parent_id:
                     self.children.setdefault(sym.parent_id, {})[sym.name] = sym
@@ -205,6 +213,7 @@ class Resolver:
         self._subclasses: dict[str, list[Symbol]] | None = None
         self._by_method_name: dict[str, list[Symbol]] | None = None
         self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
+        self._registries: dict[tuple[str, str], list[Symbol]] = {}  # filled with _decorated
 
     # -- imports ---------------------------------------------------------------------------------
     def absolute(self, file, imp: ImportRecord) -> str:
@@ -388,9 +397,11 @@ class Resolver:
             found = self.types.get(current.id, {}).get(name)
             if found is not None:
                 return found, current
-            if current.kind == "class":
-                break
-            current = self.by_id.get(current.parent_id)
+            if current.kind == "class":  # past a class body (a method's `self.` attributes) only the module's
+                module = self.by_id.get(symbol_id(current.path, ""))
+                current = module if module is not None and module.id != current.id else None
+            else:
+                current = self.by_id.get(current.parent_id)
         return None
 
     # -- names and expressions -------------------------------------------------------------------
@@ -537,12 +548,14 @@ class Resolver:
         ``retry`` returns."""
         found = self.resolve_expr(decorator.expr, scope)
         holder = found.symbol if found is not None else None
+        if holder is not None and holder.kind == "class":
+            if not decorator.factory:
+                return self.class_application(holder)
+            holder = self.member(holder, "__call__")  # `@RateLimit(per_minute=60)`: the instance is applied
+        elif holder is not None and decorator.factory and holder.kind in ("function", "method"):
+            holder = self._returned_nested(holder)
         if holder is None or holder.kind not in ("function", "method"):
             return None
-        if decorator.factory:
-            holder = self._returned_nested(holder)
-            if holder is None:
-                return None
         facts = definition_facts(holder.text)
         if facts is None or not facts.parameters:
             return None
@@ -553,6 +566,19 @@ class Resolver:
             return None
         wrapper = None if facts.returns_parameter else self._returned_nested(holder)
         return Application(holder, parameters[0], wrapper)
+
+    def class_application(self, cls: Symbol) -> Application | None:
+        """``@memoized def exchange_rate``: ``memoized(exchange_rate)`` hands the function to ``__init__``,
+        the name then holds the instance, and a call of it runs ``__call__``, which runs the function
+        through the attribute ``__init__`` stored it in (``self.fn``). Only for a class of the repository
+        that defines ``__call__``: without one the instance is not called."""
+        init, dunder = self.member(cls, "__init__"), self.member(cls, "__call__")
+        facts = definition_facts(init.text) if init is not None else None
+        if init is None or dunder is None or facts is None or len(facts.parameters) < 2:
+            return None
+        parameter = facts.parameters[1]
+        attribute = next((attr for param, attr in facts.stored if param == parameter), "")
+        return Application(init, parameter, dunder, f"self.{attribute}" if attribute else "")
 
     def _returned_nested(self, func: Symbol) -> Symbol | None:
         """The one function defined inside ``func`` that ``func`` returns (``return wrapper``,
@@ -565,6 +591,22 @@ class Resolver:
         ]
         return nested[0] if len(nested) == 1 else None
 
+    def factory_results(self, factories: list[Target]) -> list[Target]:
+        """What the scope applies after calling a decorator factory (``@route("/invoices")``): the
+        function the factory returns (``route.decorator``), or for a class (``@Cache(ttl=60)``) its
+        instance's ``__call__``. The scope calls it with the decorated definition, so it is a call too."""
+        out = []
+        for factory in factories:
+            sym = factory.symbol
+            if sym is None:
+                continue
+            made = self._returned_nested(sym) if sym.kind in ("function", "method") else None
+            if sym.kind == "class":
+                made = self.member(sym, "__call__")
+            if made is not None:
+                out.append(Target(made.id, "Symbol", "flow", made))
+        return out
+
     def decorated(self) -> tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]]:
         """For every decorated function in the repository: the definition a call of its name enters
         (the outermost wrapper, or itself), and, per wrapper or decorator holding the function as a
@@ -574,7 +616,7 @@ class Resolver:
         entry: dict[str, Symbol] = {}
         param_calls: dict[str, dict[str, list[Symbol]]] = {}
         for func in sorted(self.by_id.values(), key=lambda s: s.id):
-            if not func.decorators or func.kind not in ("function", "method"):
+            if not func.decorators or func.kind not in ("function", "method", "class"):
                 continue
             facts = definition_facts(func.text)
             scope = self.by_id.get(func.parent_id)
@@ -583,11 +625,19 @@ class Resolver:
             applied = [self.application(d, scope) for d in facts.decorators]
             inner: Symbol = func  # decorators apply bottom-up: each one receives what the one below made
             for app in reversed([a for a in applied if a is not None]):
-                for holder in (app.holder, app.wrapper):
-                    if holder is not None:
-                        runs = param_calls.setdefault(holder.id, {}).setdefault(app.parameter, [])
-                        if all(s.id != inner.id for s in runs):
-                            runs.append(inner)
+                held = [(app.holder, app.parameter)]
+                if app.wrapper is not None and (app.held_as or app.wrapper.parent_id == app.holder.id):
+                    held.append((app.wrapper, app.held_as or app.parameter))
+                for holder, parameter in held:
+                    runs = param_calls.setdefault(holder.id, {}).setdefault(parameter, [])
+                    if all(s.id != inner.id for s in runs):
+                        runs.append(inner)
+                held_facts = definition_facts(app.holder.text)
+                for parameter, container in held_facts.registered if held_facts is not None else ():
+                    key = self.registry_key(container, app.holder) if parameter == app.parameter else None
+                    entries = self._registries.setdefault(key, []) if key is not None else []
+                    if key is not None and all(s.id != inner.id for s in entries):
+                        entries.append(inner)
                 if app.wrapper is not None:
                     inner = app.wrapper
             if inner.id != func.id:
@@ -595,10 +645,45 @@ class Resolver:
         self._decorated = (entry, param_calls)
         return self._decorated
 
-    def flow_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
-        """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``) runs the functions it decorates."""
-        if not call.callee.isidentifier():
+    def registry_key(self, container: str, scope: Symbol) -> tuple[str, str] | None:
+        """Where a registry lives, the same whether written where a decorator fills it or where a caller
+        reads it: ``self.routes`` -> (the enclosing class, ``self.routes``); ``ROUTES``, an imported
+        ``REGISTRY`` or ``hooks.REGISTRY`` -> (the file of the module that defines it, the name)."""
+        head, _, rest = container.partition(".")
+        if head == "self":
+            cls = self.enclosing_class(scope)
+            return (cls.id, container) if cls is not None and rest.isidentifier() else None
+        bound = self.bindings.get(scope.path, {}).get(head)
+        if not rest:
+            if bound is None:
+                return (scope.path, head)
+            module, _, name = bound.rpartition(".")
+            path = self.file_of_module.get(module)
+            return (path, name) if path is not None else None
+        path = self.file_of_module.get(bound) if bound is not None else None
+        return (path, rest) if path is not None and rest.isidentifier() else None
+
+    def registry_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """``ROUTES[path]()``, ``self.routes[path](view)``: a registry a decorator fills with the functions
+        (or classes) it decorates runs one of them; each is a possible target. In a class, the registry
+        may be an attribute of a base class (``self.routes`` set up by ``App``)."""
+        container = call.callee.removesuffix("[]")
+        if call.via != "value" or container == call.callee or "[" in container or "(" in container:
             return []
+        self.decorated()
+        keys = [self.registry_key(container, caller)]
+        cls = self.enclosing_class(caller) if container.startswith("self.") else None
+        if cls is not None:
+            keys = [(klass.id, container) for klass in self.mro(cls)]
+        found = [s for key in keys if key is not None for s in self._registries.get(key, [])]
+        return [Target(s.id, "Symbol", "flow", s) for s in found]
+
+    def flow_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """A call of a decorator's parameter (``fn(*args)`` in ``wrapper``, ``self.fn(*args)`` in a class
+        decorator's ``__call__``) runs the functions it decorates."""
+        head, _, attribute = call.callee.partition(".")
+        if not (call.callee.isidentifier() or (head == "self" and attribute.isidentifier())):
+            return self.registry_targets(call, caller)
         param_calls = self.decorated()[1]
         runs = param_calls.get(caller.id, {}).get(call.callee, [])
         if runs and call.callee in param_calls.get(caller.parent_id, {}):  # a wrapper inside its decorator
@@ -624,6 +709,7 @@ class Resolver:
         def add(kind: str, src: str, src_label: str, target: Target, line: int) -> None:
             sink.add(kind, src, src_label, target.id, target.label, line, PUBLIC_RESOLUTION[target.resolved_by])
 
+        factories = {(d.decorated_id, d.line, d.column) for d in ex.decorations if d.factory}
         for imp in ex.imports:
             add("IMPORTS", path, "File", self.import_target(ex.file, imp), imp.line)
         for call in ex.calls:
@@ -634,6 +720,9 @@ class Resolver:
             for target in [*targets, *self.dispatch_targets(call, caller, targets)]:
                 add("CALLS", caller.id, "Symbol", target, call.line)
             if call.decorates:
+                if (call.decorates, call.line, call.column) in factories:
+                    for made in self.factory_results(decorator_targets(targets)):
+                        add("CALLS", caller.id, "Symbol", made, call.line)
                 for target in decorator_targets(targets):
                     add(
                         "DECORATES",
@@ -756,6 +845,8 @@ class Resolver:
             named = self.resolve_expr(call.callee, caller)
             if named is not None and named.label == "External" and named.resolved_by == "import":
                 targets = [Target(named.id, "External", "jedi")]
+        if not targets and call.via == "callback" and call.callee.endswith("()"):
+            return []  # what a call handed to `sorted(key=...)` returns is jedi's to say: a guess here is a wrong edge
         if not targets:
             found = self.resolve_expr(call.callee, caller)
             if found is not None and found.symbol is not None and found.symbol.kind == "constant":
@@ -841,20 +932,33 @@ class Resolver:
             return getter if getter is not None and is_property(getter) else None
         return None
 
+    def lambda_at(self, path: str, line: int, column: int) -> Symbol | None:
+        """The lambda whose ``lambda`` keyword jedi places at (line, column). jedi counts characters and the
+        lambda's id keeps tree-sitter's bytes, which differ after non-ASCII text on the line: then the
+        line's only lambda is the one, and a line with several is left unanswered."""
+        on_line = self.lambdas.get((path, line), [])
+        exact = [sym for col, sym in on_line if col == column]
+        if exact:
+            return exact[0]
+        return on_line[0][1] if len(on_line) == 1 else None
+
     def _jedi(self, path: str, line: int, column: int, instances: bool = False) -> list[Target]:
-        """jedi's answers at a position, mapped to definitions (by path and the line of the name) or,
-        outside the repository, to Externals named by jedi's full name. An instance stands for its
-        class's ``__call__`` (it is being called), or with ``instances`` for its class."""
+        """jedi's answers at a position, mapped to definitions (by path and the line of the name, a lambda
+        by the position of its keyword) or, outside the repository, to Externals named by jedi's full name.
+        An instance stands for its class's ``__call__`` (it is being called), or with ``instances`` for its
+        class."""
         if self.jedi is None:
             return []
         answers = self.jedi.get(path, line, column)
         if not answers:
             return []
         targets: list[Target] = []
-        for full_name, rel, def_line, kind, name in answers:
+        for full_name, rel, def_line, kind, name, def_column in answers:
             if rel:
                 if kind == "module":
                     sym = self.by_id.get(symbol_id(rel, ""))
+                elif kind == "function" and name == "<lambda>":  # a lambda value: a dict's, a list's, a parameter's
+                    sym = self.lambda_at(rel, def_line, def_column)
                 elif kind in ("function", "class", "property", "instance"):
                     sym = self.by_def_line.get((rel, def_line))
                     if sym is not None and sym.name != name:  # a parameter on the def's line, say
