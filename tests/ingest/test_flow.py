@@ -562,3 +562,53 @@ def test_a_higher_order_builtin_calls_what_a_call_in_its_slot_returns(tmp_path, 
     else:
         assert cg["ageing.oldest_first"] == ["<builtin>.sorted", "ageing.by_age"]
         assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.due_date_key"]
+
+
+CHECKOUT = '''
+class PaymentProvider:
+    def capture(self, cents):
+        raise NotImplementedError
+
+
+class CardProvider(PaymentProvider):
+    def capture(self, cents):
+        return cents
+
+
+class WalletProvider(PaymentProvider):
+    def capture(self, cents):
+        return cents * 2
+
+
+class AuditedCardProvider(CardProvider):
+    def capture(self, cents):
+        return CardProvider.capture(self, cents)
+
+
+class Checkout:
+    def __init__(self, provider: PaymentProvider):
+        self.provider = provider
+
+    def pay(self, cents):
+        return self.provider.capture(cents)
+
+
+def settle(provider: PaymentProvider, cents):
+    return provider.capture(cents)
+'''
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_call_on_a_typed_receiver_may_run_every_subclass_override(tmp_path, resolver):
+    """`self.provider.capture()` on a PaymentProvider reaches the base method and, as dispatch edges,
+    each subclass's capture; `CardProvider.capture(self, ...)` names its class and runs only that one."""
+    (tmp_path / "checkout.py").write_text(CHECKOUT)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    overrides = {
+        "checkout.CardProvider.capture",
+        "checkout.WalletProvider.capture",
+        "checkout.AuditedCardProvider.capture",
+    }
+    assert set(cg["checkout.Checkout.pay"]) >= {"checkout.PaymentProvider.capture", *overrides}
+    assert set(cg["checkout.settle"]) >= {"checkout.PaymentProvider.capture", *overrides}
+    assert cg["checkout.AuditedCardProvider.capture"] == ["checkout.CardProvider.capture"]

@@ -882,30 +882,52 @@ class Resolver:
         return out
 
     def dispatch_targets(self, call: CallSite, caller: Symbol, targets: list[Target]) -> list[Target]:
-        """Overrides a ``self.m()``/``cls.m()`` call may run: the receiver is an instance of the
-        caller's class or of any subclass that inherits the calling method, so each such subclass's own
-        ``m`` is a possible target (rule 3 in docs/callgraph.md). A subclass that overrides the calling
-        method itself never runs it with its instances as ``self``, so its ``m`` is not one. Calls through
-        ``super()`` or a named class name their method exactly."""
-        head, _, member_name = call.callee.partition(".")
-        if head not in ("self", "cls") or not member_name.isidentifier():
-            return []
-        cls = self.enclosing_class(caller)
-        if cls is None:
+        """Overrides a method call may run (rule 3 in docs/callgraph.md), as ``dispatch`` edges.
+
+        ``self.m()``/``cls.m()``: the receiver is an instance of the caller's class or of any subclass
+        that still runs the calling method (inherits it, or overrides it and calls ``super()``), so each
+        such subclass's own ``m`` is a possible target; a subclass that overrides the calling method
+        without ``super()`` never runs it with its instances as ``self``. ``obj.m()`` on a receiver whose
+        type was found (jedi, an annotation, a constructor) reaches ``C.m``; an instance of any subclass of
+        ``C`` can stand there, so the subclasses' own ``m`` are possible targets too (class-hierarchy
+        analysis: flask's ``self.json.dumps()`` on a ``JSONProvider`` runs ``DefaultJSONProvider.dumps``).
+        Never for ``super().m()``, a class named explicitly (``Gateway.charge(self)``), or a target that
+        is itself a guess (unique name, dispatch)."""
+        receiver, _, member_name = call.callee.rpartition(".")
+        if call.via != "call" or not receiver or not member_name.isidentifier() or receiver.startswith("super("):
             return []
         called = {t.id for t in targets}
-        out = []
-        method: Symbol | None = caller  # the method whose body holds the call (a lambda or closure inside it)
-        while method is not None and method.kind != "method":
-            method = self.by_id.get(method.parent_id)
-        for sub in self.subclasses(cls):
-            runs_here = self.member(sub, method.name) if method is not None else None
-            if method is not None and (runs_here is None or runs_here.id != method.id):
-                continue  # the subclass overrides the caller: its instances never get here
-            override = self.children.get(sub.id, {}).get(member_name)
-            if override is not None and override.id not in called and override.kind == "method":
-                out.append(Target(override.id, "Symbol", "dispatch", override))
-                called.add(override.id)
+        out: list[Target] = []
+
+        def add(cls: Symbol, runs: Symbol | None) -> None:
+            for sub in self.subclasses(cls):
+                if runs is not None:
+                    here = self.member(sub, runs.name)
+                    if here is None or (here.id != runs.id and "super(" not in here.text):
+                        continue  # the subclass replaces the calling method: its instances never get here
+                override = self.children.get(sub.id, {}).get(member_name)
+                if override is not None and override.id not in called and override.kind == "method":
+                    out.append(Target(override.id, "Symbol", "dispatch", override))
+                    called.add(override.id)
+
+        if receiver in ("self", "cls"):
+            cls = self.enclosing_class(caller)
+            if cls is None:
+                return []
+            method: Symbol | None = caller  # the method whose body holds the call (a lambda or closure inside it)
+            while method is not None and method.kind != "method":
+                method = self.by_id.get(method.parent_id)
+            add(cls, method)
+            return out
+        explicit = receiver.rpartition(".")[2]
+        for target in targets:
+            sym = target.symbol
+            if sym is None or sym.kind != "method" or target.resolved_by in ("unique", "dispatch", "flow"):
+                continue
+            owner = self.by_id.get(sym.parent_id)
+            if owner is None or owner.kind != "class" or any(k.name == explicit for k in self.mro(owner)):
+                continue  # `Gateway.charge(self, ...)`: the class is named, its method runs
+            add(owner, None)
         return out
 
     def subclasses(self, cls: Symbol) -> list[Symbol]:
