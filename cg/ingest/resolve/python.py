@@ -321,10 +321,20 @@ class Resolver:
                 return found
         return None
 
-    def enclosing_class(self, sym: Symbol | None) -> Symbol | None:
+    def enclosing_method(self, sym: Symbol | None) -> Symbol | None:
+        """The method whose body holds ``sym`` (itself, or a lambda or closure inside it); None when a
+        class body or the module comes first."""
         while sym is not None and sym.kind != "class":
             if sym.kind == "method":
-                return self.by_id.get(sym.parent_id)
+                return sym
+            sym = self.by_id.get(sym.parent_id)
+        return None
+
+    def enclosing_class(self, sym: Symbol | None) -> Symbol | None:
+        method = self.enclosing_method(sym)
+        if method is not None:
+            return self.by_id.get(method.parent_id)
+        while sym is not None and sym.kind != "class":
             sym = self.by_id.get(sym.parent_id)
         return sym
 
@@ -914,10 +924,7 @@ class Resolver:
             cls = self.enclosing_class(caller)
             if cls is None:
                 return []
-            method: Symbol | None = caller  # the method whose body holds the call (a lambda or closure inside it)
-            while method is not None and method.kind != "method":
-                method = self.by_id.get(method.parent_id)
-            add(cls, method)
+            add(cls, self.enclosing_method(caller))
             return out
         explicit = receiver.rpartition(".")[2]
         for target in targets:
