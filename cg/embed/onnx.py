@@ -14,11 +14,15 @@ exported transformer, then the pooling named in ``1_Pooling/config.json`` and L2
 numpy. fp32 vectors agree with the torch ones to a
 cosine of 0.9999 or better (tests/graph/test_embed.py).
 
-The export (``torch.onnx.export``, opset 17) happens on first use and is cached under
+The fp32 graph is made on first use and cached under
 ``<cache_dir>/onnx/<hash of the model files>-v<EXPORT_VERSION>/``, so a changed model or a changed
-recipe gets a new folder; torch is imported for that one export and never at run time. The trace
-uses eager attention and an attention mask with zeros in it, so that the traced graph keeps the
-masking path (transformers may skip an all-ones mask); a test runs a padded batch through it.
+recipe gets a new folder. For a BERT encoder (the default model and most sentence-transformers
+models) cg writes the graph itself from the safetensors weights, without torch
+(cg/embed/bert_onnx.py): the default install has no torch at all. Any other architecture is exported
+with ``torch.onnx.export`` (opset 17) when the ``torch`` extra is installed, and is one clear error
+line when it is not; torch is imported for that one export and never at run time. The trace uses
+eager attention and an attention mask with zeros in it, so that the traced graph keeps the masking
+path (transformers may skip an all-ones mask); a test runs a padded batch through both graphs.
 
 Why this int8 recipe (``onnxruntime.quantization.quantize_dynamic``): weights int8 **per channel**
 (one scale per output column), activations quantized dynamically at run time. Per-tensor weight
@@ -56,7 +60,7 @@ import numpy as np
 
 from cg.errors import CgError
 
-EXPORT_VERSION = 1  # bump when the export or the quantization recipe changes
+EXPORT_VERSION = 2  # bump when the export or the quantization recipe changes (2: torch-free BERT graph)
 OPSET = 17
 PRECISIONS = ("fp32", "int8", "int8-mixed")
 # int8-mixed: cg's int8 recipe with the feed-forward output projections (the six ``output.dense``
@@ -115,7 +119,31 @@ def export_dir(model_dir: Path, cache_root: Path) -> Path:
     return cache_root / "onnx" / f"{files_digest(model_dir)[:20]}-v{EXPORT_VERSION}"
 
 
+def torch_installed() -> bool:
+    """Whether the ``torch`` extra is there, without importing it."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+
+
 def _export_fp32(model_dir: Path, target: Path) -> None:
+    """The fp32 graph: written without torch for a BERT encoder, else traced by torch if installed."""
+    from cg.embed.bert_onnx import UnsupportedModel, build_bert_graph
+
+    try:
+        build_bert_graph(model_dir, target)
+        return
+    except UnsupportedModel as exc:
+        if not torch_installed():
+            raise OnnxError(
+                f"{exc}: without torch cg builds the ONNX graph of BERT encoders with safetensors weights"
+                " only; pip install 'cg[torch]' to export this model"
+            ) from exc
+    export_with_torch(model_dir, target)
+
+
+def export_with_torch(model_dir: Path, target: Path) -> None:
+    """``torch.onnx.export`` of the model's transformer (needs the ``torch`` extra)."""
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -216,6 +244,8 @@ def ensure_export(model_dir: Path, cache_root: Path, precision: str, label: str)
         folder.mkdir(parents=True, exist_ok=True)
         for produced in staging.iterdir():
             os.replace(produced, folder / produced.name)  # atomic per file: readers see whole files
+    except OnnxError as exc:
+        raise OnnxError(f"cannot export {label} to ONNX: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - any export failure is one clear line
         raise OnnxError(f"cannot export {label} to ONNX: {_one_line(exc)}") from exc
     finally:
