@@ -244,6 +244,199 @@ def test_fusion_is_a_checked_setting(tmp_path: Path):
         load_settings(tmp_path)
 
 
+# --- the torch-free graph (cg/embed/bert_onnx.py) -------------------------------------------------
+
+
+def _padded(encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """One padded batch of ``texts`` as the tokenizer truncates them: ids and mask, zeros after each text."""
+    encodings = encoder.tokenizer.encode_batch(texts)
+    width = max(len(e.ids) for e in encodings)
+    ids, mask = np.zeros((len(texts), width), np.int64), np.zeros((len(texts), width), np.int64)
+    for row, e in enumerate(encodings):
+        ids[row, : len(e.ids)], mask[row, : len(e.ids)] = e.ids, 1
+    return ids, mask
+
+
+def test_the_default_export_is_the_torch_free_graph(exports: Path):
+    import onnx
+
+    encoder = Embedder(DEFAULT_MODEL, exports, backend="onnx")._onnx_encoder()
+    folder = next((exports / "onnx").glob("*-v*"))
+    assert onnx.load(str(folder / "model.onnx"), load_external_data=False).producer_name == "cg"
+    assert {i.name for i in encoder.session.get_inputs()} == {"input_ids", "attention_mask", "token_type_ids"}
+    assert [o.name for o in encoder.session.get_outputs()] == ["last_hidden_state"]
+
+
+def test_torch_free_graph_matches_sentence_transformers_in_padded_batches(
+    exports: Path, vectors: dict[str, np.ndarray]
+):
+    """Whole padded batches (short texts beside ones truncated at 256 tokens) through the torch-free fp32
+    graph, pooled, against sentence-transformers' vectors of the same texts."""
+    texts = _definitions()
+    encoder = Embedder(DEFAULT_MODEL, exports, backend="onnx")._onnx_encoder()
+    lengths = [len(e.ids) for e in encoder.tokenizer.encode_batch(texts)]
+    assert max(lengths) == encoder.window == 256 and min(lengths) < 40
+    pooled = []
+    for start in range(0, len(texts), 16):  # source order: every batch mixes lengths, so it is padded
+        ids, mask = _padded(encoder, texts[start : start + 16])
+        hidden = encoder.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": 0 * ids})[0]
+        pooled.append(encoder._pool(hidden, mask))
+    cosines = (np.vstack(pooled) * vectors["torch"]).sum(axis=1)
+    assert cosines.min() >= 0.9999
+
+
+def test_torch_free_graph_matches_the_torch_export(exports: Path, tmp_path: Path):
+    """The hidden states of the written graph and of torch.onnx.export agree on a padded batch."""
+    import onnxruntime as ort
+
+    from cg.embed.onnx import export_with_torch
+
+    encoder = Embedder(DEFAULT_MODEL, exports, backend="onnx")._onnx_encoder()
+    export_with_torch(Path(resolve_model_path(DEFAULT_MODEL)), tmp_path / "traced.onnx")
+    traced = ort.InferenceSession(str(tmp_path / "traced.onnx"), providers=["CPUExecutionProvider"])
+    ids, mask = _padded(encoder, _definitions()[:12])
+    feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": 0 * ids}
+    ours, theirs = encoder.session.run(None, feed)[0], traced.run(None, feed)[0]
+    real = mask.astype(bool)  # padded positions carry no meaning in either graph
+    assert np.abs(ours[real] - theirs[real]).max() < 1e-3
+
+
+def _tiny_bert(folder: Path, act: str) -> None:
+    """A small random BERT (2 layers, 4 heads, hidden 32) saved as safetensors with its config.json."""
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(7)
+    hidden, inner, layers = 32, 64, 2
+    shapes = {
+        "embeddings.word_embeddings.weight": (100, hidden),
+        "embeddings.position_embeddings.weight": (40, hidden),
+        "embeddings.token_type_embeddings.weight": (2, hidden),
+        "embeddings.LayerNorm.weight": (hidden,),
+        "embeddings.LayerNorm.bias": (hidden,),
+    }
+    for i in range(layers):
+        for name in ("query", "key", "value"):
+            shapes |= {f"encoder.layer.{i}.attention.self.{name}.weight": (hidden, hidden)}
+            shapes |= {f"encoder.layer.{i}.attention.self.{name}.bias": (hidden,)}
+        shapes |= {
+            f"encoder.layer.{i}.attention.output.dense.weight": (hidden, hidden),
+            f"encoder.layer.{i}.attention.output.dense.bias": (hidden,),
+            f"encoder.layer.{i}.attention.output.LayerNorm.weight": (hidden,),
+            f"encoder.layer.{i}.attention.output.LayerNorm.bias": (hidden,),
+            f"encoder.layer.{i}.intermediate.dense.weight": (inner, hidden),
+            f"encoder.layer.{i}.intermediate.dense.bias": (inner,),
+            f"encoder.layer.{i}.output.dense.weight": (hidden, inner),
+            f"encoder.layer.{i}.output.dense.bias": (hidden,),
+            f"encoder.layer.{i}.output.LayerNorm.weight": (hidden,),
+            f"encoder.layer.{i}.output.LayerNorm.bias": (hidden,),
+        }
+    folder.mkdir()
+    save_file(
+        {k: rng.normal(0, 0.3, v).astype(np.float32) for k, v in shapes.items()}, str(folder / "model.safetensors")
+    )
+    config = {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "hidden_size": hidden,
+        "intermediate_size": inner,
+        "num_attention_heads": 4,
+        "num_hidden_layers": layers,
+        "max_position_embeddings": 40,
+        "type_vocab_size": 2,
+        "vocab_size": 100,
+        "hidden_act": act,
+        "layer_norm_eps": 1e-7,
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu"])
+def test_torch_free_graph_follows_the_bert_config(tmp_path: Path, act: str):
+    """Another BERT's sizes, epsilon and activation, read from its config.json: the written graph gives
+    transformers' BertModel hidden states on a padded batch with both token types."""
+    import onnxruntime as ort
+    import torch
+    from transformers import BertModel
+
+    from cg.embed.bert_onnx import build_bert_graph
+
+    _tiny_bert(tmp_path / "bert", act)
+    build_bert_graph(tmp_path / "bert", tmp_path / "bert.onnx")
+    rng = np.random.default_rng(3)
+    ids = rng.integers(1, 100, (3, 9)).astype(np.int64)
+    mask = np.ones_like(ids)
+    mask[1, 5:], mask[2, 2:] = 0, 0
+    types = np.zeros_like(ids)
+    types[:, 4:] = 1
+    session = ort.InferenceSession(str(tmp_path / "bert.onnx"), providers=["CPUExecutionProvider"])
+    ours = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+    model = BertModel.from_pretrained(str(tmp_path / "bert"), attn_implementation="eager", add_pooling_layer=False)
+    with torch.no_grad():
+        theirs = model.eval()(
+            input_ids=torch.from_numpy(ids),
+            attention_mask=torch.from_numpy(mask),
+            token_type_ids=torch.from_numpy(types),
+        ).last_hidden_state.numpy()
+    real = mask.astype(bool)
+    assert ours.shape == theirs.shape == (3, 9, 32)
+    assert np.abs(ours[real] - theirs[real]).max() < 1e-4
+
+
+def test_the_int8_recipe_applies_to_the_torch_free_graph(exports: Path):
+    """cg's per-channel dynamic int8 recipe quantizes every projection of the written graph, and the
+    int8-mixed recipe finds its six FFN output projections by the torch export's node names."""
+    import onnx
+
+    from cg.embed.onnx import ffn_output_nodes
+
+    Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8").encode(["def refund(): ..."])
+    folder = next((exports / "onnx").glob("*-v*"))
+    ops = [n.op_type for n in onnx.load(str(folder / "model-int8.onnx")).graph.node]
+    assert ops.count("MatMulInteger") == 6 * 6 and "MatMul" in ops  # 6 projections a layer; Q K^T, P V stay
+    assert len(ffn_output_nodes(folder / "model.onnx")) == 6
+
+
+def test_other_architectures_are_one_line_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import cg.embed.onnx as onnx_backend
+
+    roberta = tmp_path / "roberta"
+    shutil.copytree(resolve_model_path(DEFAULT_MODEL), roberta)
+    config = json.loads((roberta / "config.json").read_text())
+    (roberta / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
+    monkeypatch.setattr(onnx_backend, "torch_installed", lambda: False)
+    with pytest.raises(EmbeddingError) as caught:
+        Embedder(str(roberta), tmp_path, backend="onnx").embed(["def pay(): ..."])
+    message = str(caught.value)
+    assert "\n" not in message and "model_type 'roberta' is not bert" in message and "cg[torch]" in message
+
+
+def test_the_graph_is_built_where_torch_cannot_be_imported(tmp_path: Path):
+    """The whole default path, export included, in a process where importing torch, transformers or
+    sentence_transformers fails, as in the default install (scripts/check-default-install installs one)."""
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'transformers', 'sentence_transformers'):\n"
+        "            raise ImportError(name + ' is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from cg.embed import Embedder\n"
+        f"e = Embedder('{DEFAULT_MODEL}', Path(sys.argv[1]), backend='onnx', precision='int8')\n"
+        "print(e.encode(['def refund(invoice): ...']).shape)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(1, 384)" and "exporting all-MiniLM-L6-v2 to ONNX (int8)" in result.stderr
+
+
+def test_the_torch_backend_without_the_extra_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails as if not installed
+    with pytest.raises(
+        EmbeddingError, match=r"^embed_backend 'torch' needs the torch extra \(pip install 'cg\[torch\]'\)"
+    ):
+        Embedder(DEFAULT_MODEL, tmp_path).embed(["def pay(): ..."])
+
+
 def _filled_cache(path: Path, count: int = 400) -> dict[str, np.ndarray]:
     vectors = {f"{i:064x}": np.full(384, i, np.float32) for i in range(count)}
     cache = EmbeddingCache(path)
