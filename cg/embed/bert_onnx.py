@@ -105,7 +105,7 @@ class _Graph:
         self.nodes.append(helper.make_node(op_type, inputs, [output], name=name, **attrs))
         return output
 
-    def constant(self, name: str, value: np.ndarray) -> str:
+    def constant(self, name: str, value: np.ndarray | np.generic) -> str:
         from onnx import numpy_helper
 
         if name not in self._constants:
