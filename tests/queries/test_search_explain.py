@@ -79,9 +79,12 @@ def test_search_finds_the_definition_in_the_top_k(ctx, query, expected, k):
 
 def test_exact_identifier_is_pinned_and_both_arms_still_rank_it(ctx):
     store, embedder = ctx
-    hits = search(store, embedder, "where is compute_backoff used", limit=3)
+    hits = search(store, embedder, "where is compute_backoff defined", limit=3)
     assert hits[0].id == "shop/payments/retry.py::compute_backoff"
     assert hits[0].ranks["exact"] == 1 and "lexical" in hits[0].ranks and "vector" in hits[0].ranks
+    # asked where it is used, the answer is its callers (tests/queries/test_query_understanding.py)
+    used = search(store, embedder, "where is compute_backoff used", limit=3)
+    assert used[0].id == "shop/payments/retry.py::RetryPolicy.delay_for" and used[0].ranks["callers"] == 1
     # plain words pin nothing
     assert all("exact" not in h.ranks for h in search(store, embedder, "payment retry", limit=5))
 
