@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from cg.config import repo_key_for
-from cg.graph.cypher import text_field, vector_prop
+from cg.graph.cypher import TEXT_FIELDS, text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
 from cg.graph.readonly import vet
@@ -29,13 +29,11 @@ from cg.graph.store import SCHEMA_VERSION, StoreError
 if TYPE_CHECKING:
     import kuzu
 
+# One per cypher.TEXT_FIELDS: symbol_fts, chunk_fts, doc_fts, commit_fts, symbol_literals_fts.
 _FTS_INDEX = {
-    ("Symbol", "search_text"): "symbol_fts",
-    ("Chunk", "search_text"): "chunk_fts",
-    ("Doc", "search_text"): "doc_fts",
-    ("Commit", "search_text"): "commit_fts",
-    ("Symbol", "literals"): "symbol_literal_fts",
-}  # one per cypher.TEXT_FIELDS
+    (label, prop): f"{label.lower()}_fts" if prop == "search_text" else f"{label.lower()}_{prop}_fts"
+    for label, prop in TEXT_FIELDS
+}
 
 
 def _schema(dimension: int) -> list[str]:

@@ -38,7 +38,10 @@ _ASYNC = re.compile(r"(?<!non-)\basync(?:hronous(?:ly)?)?\b|\bawait", re.I)
 # - flow: how something works or what happens after an event (a chain of calls);
 # - location: where something is done (the default).
 INTENTS = ("flow", "location", "impact", "exact")
-_CHANGE = r"(?:change[ds]?|changing|modif(?:y|ied|ying)|renam(?:e|ed|ing)|remov(?:e|ed|ing)|delet(?:e|ed|ing)|touch(?:ed)?)"
+_CHANGE = (
+    r"(?:change[ds]?|changing|modif(?:y|ied|ying)|renam(?:e|ed|ing)|remov(?:e|ed|ing)|delet(?:e|ed|ing)"
+    r"|touch(?:ed)?)"
+)
 _IMPACT = re.compile(
     r"\b(?:what|who|which\b[\w\s]{0,30}?)\s+(?:else\s+)?(?:calls?|uses?|invokes?|depends?\s+on|consumes?|relies\s+on)\b"
     r"|\bcall(?:er|ers|ing)\s+(?:of|to)\b|\bcall\s+sites?\b|\busages?\s+of\b"
@@ -62,7 +65,8 @@ _ELLIPSIS = re.compile(r"\.\.\.+|\u2026")
 _LABEL = re.compile(r"^[A-Za-z][\w.]*:\s+")
 _MESSAGE = re.compile(
     r"(?:\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)?|\bUsage|\bError):\s+[^\"?]+\??"
-    r"|\b(?:Did you mean|Try|No such|Cannot|Could not|Unable to|Invalid|Missing|Unknown)\b[^\"?.!]*(?:\.\.\.|\u2026)?[^\"?]*\??"
+    r"|\b(?:Did you mean|Try|No such|Cannot|Could not|Unable to|Invalid|Missing|Unknown)\b"
+    r"[^\"?.!]*(?:\.\.\.|\u2026)?[^\"?]*\??"
 )
 
 

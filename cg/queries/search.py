@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from difflib import SequenceMatcher
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from cg.embed import Embedder
@@ -511,8 +511,9 @@ def _impact_first(
     """An impact question ("what calls X?", "what breaks if I change X?") answered from the graph: the
     callers of X (dispatch through base methods included, cg/queries/expand.py), direct callers
     before callers of callers, the most trusted edges first (ResolvedBy ranks), library code before
-    tests; then X itself, then the tests; then the rest of the ranking. X is the definitions the
-    question names (pinned exact), else the first hit that is not a test."""
+    tests; then X itself, then the tests (with the library callers when the question asks about
+    tests); then the rest of the ranking. X is the definitions the question names (pinned exact),
+    else the first hit that is not a test."""
     named = [doc for doc, _, r in fused if "exact" in r]
     targets = named or [doc for doc, _, _ in fused[:1] if doc in symbols and not is_test(symbols[doc])]
     if not targets:
@@ -523,9 +524,12 @@ def _impact_first(
     if not steps:
         return fused
     key = lambda s: (s.depth, edge_rank(s.resolved_by), order.get(s.id, len(order)), s.id)  # noqa: E731
-    library = sorted((s for s in steps if not is_test(s.node)), key=key)
-    tests = sorted((s for s in steps if is_test(s.node)), key=key)
-    pinned = [s.id for s in library] + list(targets) + [s.id for s in tests]
+    if query.about_tests:  # "which tests will fail if ...": the tests are the answer, in call order
+        pinned = [s.id for s in sorted(steps, key=key)] + list(targets)
+    else:
+        library = sorted((s for s in steps if not is_test(s.node)), key=key)
+        tests = sorted((s for s in steps if is_test(s.node)), key=key)
+        pinned = [s.id for s in library] + list(targets) + [s.id for s in tests]
     ranked = _pinned_first(fused, pinned, "callers", keep_order=True)
     depth = {s.id: s.depth for s in steps}
     return [(doc, score, {**r, "callers": depth[doc]} if doc in depth else r) for doc, score, r in ranked]

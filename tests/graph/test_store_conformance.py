@@ -148,10 +148,8 @@ def test_fulltext_matches_split_and_whole_identifiers(store_factory):
 def test_string_literals_are_a_full_text_field_of_their_own(store_factory):
     store = store_factory()
     populate(store)
-    limit = replace(
-        sym("shop/coupons.py", "validate_coupon"),
-        literals="\n".join([analyze_text("coupon does not exist"), analyze_text("coupon has reached its redemption limit")]),
-    )
+    messages = ("coupon does not exist", "coupon has reached its redemption limit")
+    limit = replace(sym("shop/coupons.py", "validate_coupon"), literals="\n".join(map(analyze_text, messages)))
     write(store, "shop/coupons.py", [limit], [vec(5)])
     hits = store.fulltext(analyze_text("redemption limit"), 5, "Symbol", "literals")
     assert [doc for doc, _ in hits] == [limit.id]  # the names and code of the others are not this field

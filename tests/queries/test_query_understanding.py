@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from cg.config import load_settings
-from cg.embed import embedder_for
-from cg.graph.backends import open_store
 from cg.ingest.chunk import chunk_file, string_literals
 from cg.queries.query import INTENTS, Query, Ranking
 from cg.queries.search import apply_priors, search
@@ -19,15 +16,6 @@ STRIPE_CHARGE = "shop/payments/gateway.py::StripeGateway.charge"
 BASE_CHARGE = "shop/payments/gateway.py::PaymentGateway.charge"
 RETRY = "shop/payments/retry.py::schedule_payment_retry"
 VALIDATE_COUPON = "shop/billing/coupons.py::validate_coupon"
-
-
-@pytest.fixture(scope="module")
-def ctx(indexed_shop):
-    repo, _ = indexed_shop
-    settings = load_settings(repo)
-    store = open_store(settings, read_only=True)
-    yield store, embedder_for(settings)
-    store.close()
 
 
 @pytest.mark.parametrize(
@@ -80,7 +68,7 @@ def test_string_literals_of_a_definition_are_its_own(ctx):
     source = (
         "class Coupons:\n"
         "    def redeem(self, code):\n"
-        "        raise InvalidCouponError(f\"coupon {code!r} has reached its redemption limit\")\n"
+        '        raise InvalidCouponError(f"coupon {code!r} has reached its redemption limit")\n'
         "\n"
         "    label = 'coupon book'\n"
     )
@@ -96,7 +84,7 @@ def test_string_literals_of_a_definition_are_its_own(ctx):
     ("question", "holder"),
     [
         ("where does 'coupon has reached its redemption limit' come from?", VALIDATE_COUPON),
-        ('InvalidCouponError: coupon has reached its ... limit', VALIDATE_COUPON),
+        ("InvalidCouponError: coupon has reached its ... limit", VALIDATE_COUPON),
         (
             "deliveries are being rejected with 'webhook timestamp outside the tolerance zone', where is that?",
             "shop/webhooks/signature.py::verify_signature",
@@ -134,14 +122,11 @@ def test_one_result_per_definition(ctx):
 
 
 def test_examples_and_tutorials_count_like_tests():
-    fused = [("examples/quickstart.py::charge_card", 1.0, {}), ("shop/payments/gateway.py::StripeGateway.charge", 0.8, {})]
+    example = "examples/quickstart.py::charge_card"
+    fused = [(example, 1.0, {}), (STRIPE_CHARGE, 0.8, {})]
     symbols = {
-        "examples/quickstart.py::charge_card": {"kind": "function", "path": "examples/quickstart.py", "file_kind": "source"},
-        "shop/payments/gateway.py::StripeGateway.charge": {
-            "kind": "method",
-            "path": "shop/payments/gateway.py",
-            "file_kind": "source",
-        },
+        example: {"kind": "function", "path": "examples/quickstart.py", "file_kind": "source"},
+        STRIPE_CHARGE: {"kind": "method", "path": "shop/payments/gateway.py", "file_kind": "source"},
     }
     ranked = apply_priors("how do we charge a card?", fused, symbols, Ranking.default().priors)
-    assert [doc for doc, _, _ in ranked] == [STRIPE_CHARGE, "examples/quickstart.py::charge_card"]
+    assert [doc for doc, _, _ in ranked] == [STRIPE_CHARGE, example]

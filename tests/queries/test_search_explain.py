@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cg.config import load_settings
-from cg.embed import embedder_for
-from cg.graph.backends import open_store
 from cg.queries.expand import expand
 from cg.queries.explain import explain, trim_body
 from cg.queries.query import Ranking
 from cg.queries.search import rrf, score_fusion, search
 
 RETRY = "shop/payments/retry.py::schedule_payment_retry"
-
-
-@pytest.fixture(scope="module")
-def ctx(indexed_shop):
-    repo, _ = indexed_shop
-    settings = load_settings(repo)
-    store = open_store(settings, read_only=True)
-    yield store, embedder_for(settings)
-    store.close()
 
 
 def test_rrf_rewards_agreement():
