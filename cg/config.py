@@ -63,6 +63,7 @@ class Settings:
     weight_doc: float = 0.0
     weight_graph: float = 0.2  # the graph arm: callers/callees of the first hits lifted (cg/queries/search.py)
     prior_tests: float = 0.5  # score factor for tests (unless the question mentions tests)
+    prior_examples: float = 0.5  # ... for code in examples/, tutorials/, docs/ folders (cg.queries.lookup.is_example)
     prior_modules: float = 0.5  # ... for a whole module's own chunk
     prior_containers: float = 0.5  # ... for a class whose methods are also hits
     prior_sync_async: float = 0.5  # ... for the async twin when the question says sync, and back

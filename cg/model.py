@@ -52,6 +52,7 @@ class Symbol:
     scope: tuple[str, ...] = ()  # human scope chain: ("class WebhookHandler", "method handle_x")
     header: str = ""  # generated context header (path, scope chain, imports the body uses)
     search_text: str = ""  # the lexical arm's analyzed tokens
+    literals: str = ""  # the analyzed string literals of its own code, one literal a line (cg.ingest.chunk)
     def_line: int = 0  # line of the name after def/class (where jedi points); not stored
     decorators: tuple[str, ...] = ()  # decorator expressions as written: ("property",), ("router.route",)
     # Where the text may be split into fragments: (0-based line index into ``text``, nesting depth),

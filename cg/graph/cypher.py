@@ -29,6 +29,9 @@ REL_TYPES = (
     "TOUCHES",
 )  # PART_OF goes with its chunk
 SEARCHABLE = ("Symbol", "Chunk", "Doc", "Commit")  # labels with a full-text index over search_text
+# (label, property) of every full-text index: search_text on each searchable label, and the string
+# literals of a definition as a field of their own (matched against the messages a question quotes).
+TEXT_FIELDS = (*((label, "search_text") for label in SEARCHABLE), ("Symbol", "literals"))
 VECTOR_PROPS = (
     ("Symbol", "embedding"),
     ("Symbol", "doc_embedding"),
@@ -104,7 +107,7 @@ def upsert_symbols(cast: str | None) -> str:
         "UNWIND $rows AS r MERGE (s:Symbol {repo: $repo, id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
         " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
         " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
-        " s.search_text = r.search_text, s.parent_id = r.parent_id, s.language = r.language,"
+        " s.search_text = r.search_text, s.literals = r.literals, s.parent_id = r.parent_id, s.language = r.language,"
         " s.file_kind = r.file_kind, s.blob_sha = r.blob_sha, s.committed_at = r.committed_at,"
         f" s.embedding = {embedding}, s.doc_embedding = NULL"
     )
@@ -239,11 +242,11 @@ def count_edges(rel: str, src: str) -> str:
     return f"MATCH (n:{src} {{repo: $repo}})-[r:{rel}]->() RETURN count(r)"
 
 
-def searchable(label: str) -> str:
-    """``label`` if it has a full-text index and a ``search_text``; a ValueError otherwise."""
-    if label not in SEARCHABLE:
-        raise ValueError(f"not a searchable label: {label!r}")
-    return label
+def text_field(label: str, prop: str) -> tuple[str, str]:
+    """``(label, prop)`` if it has a full-text index (TEXT_FIELDS); a ValueError otherwise."""
+    if (label, prop) not in TEXT_FIELDS:
+        raise ValueError(f"no full-text index on {label}.{prop}")
+    return label, prop
 
 
 def vector_prop(label: str, prop: str) -> tuple[str, str]:

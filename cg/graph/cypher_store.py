@@ -83,7 +83,9 @@ class CypherStore(ABC):
     @abstractmethod
     def run(self, full: bool, dimension: int | None = None) -> AbstractContextManager[None]: ...
     @abstractmethod
-    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]: ...
+    def fulltext(
+        self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"
+    ) -> list[tuple[str, float]]: ...
     @abstractmethod
     def vector(
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
@@ -269,10 +271,10 @@ class CypherStore(ABC):
             rows = self._records(q.SYMBOLS, {"ids": ids}, SUMMARY_FIELDS)
         return {row["id"]: row for row in rows}
 
-    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
+    def lexical_docs(self, ids: list[str], label: str = "Symbol", field: str = "search_text") -> dict[str, str]:
         if not ids:
             return {}
-        rows = self._read(q.node_ids_and(q.searchable(label), "search_text"), {"ids": ids})
+        rows = self._read(q.node_ids_and(*q.text_field(label, field)), {"ids": ids})
         return {r[0]: r[1] or "" for r in rows}
 
     def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from cg.config import repo_key_for
-from cg.graph.cypher import searchable, vector_prop
+from cg.graph.cypher import TEXT_FIELDS, text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
 from cg.graph.readonly import vet
@@ -29,7 +29,11 @@ from cg.graph.store import SCHEMA_VERSION, StoreError
 if TYPE_CHECKING:
     import kuzu
 
-_FTS_INDEX = {"Symbol": "symbol_fts", "Chunk": "chunk_fts", "Doc": "doc_fts", "Commit": "commit_fts"}
+# One per cypher.TEXT_FIELDS: symbol_fts, chunk_fts, doc_fts, commit_fts, symbol_literals_fts.
+_FTS_INDEX = {
+    (label, prop): f"{label.lower()}_fts" if prop == "search_text" else f"{label.lower()}_{prop}_fts"
+    for label, prop in TEXT_FIELDS
+}
 
 
 def _schema(dimension: int) -> list[str]:
@@ -39,7 +43,7 @@ def _schema(dimension: int) -> list[str]:
         " kind STRING, blob_sha STRING, loc INT64, module STRING, committed_at INT64)",
         "CREATE NODE TABLE IF NOT EXISTS Symbol(id STRING PRIMARY KEY, repo STRING, name STRING, qualname STRING,"
         " kind STRING, path STRING, start_line INT64, end_line INT64, signature STRING, docstring STRING, text STRING,"
-        f" header STRING, search_text STRING, parent_id STRING, language STRING, file_kind STRING,"
+        f" header STRING, search_text STRING, literals STRING, parent_id STRING, language STRING, file_kind STRING,"
         f" blob_sha STRING, committed_at INT64, embedding FLOAT[{dimension}], doc_embedding FLOAT[{dimension}])",
         "CREATE NODE TABLE IF NOT EXISTS Chunk(id STRING PRIMARY KEY, repo STRING, owner_id STRING, kind STRING,"
         " path STRING, start_line INT64, end_line INT64, text STRING, search_text STRING,"
@@ -187,9 +191,9 @@ class KuzuStore(CypherStore):
         for statement in _schema(dimension):
             self._write(statement)
         existing = {row[1] for row in self._read("CALL show_indexes() RETURN *")}
-        for label, index in _FTS_INDEX.items():
+        for (label, prop), index in _FTS_INDEX.items():
             if index not in existing:
-                self._write(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['search_text'], stemmer := 'none')")
+                self._write(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['{prop}'], stemmer := 'none')")
         self.set_meta("dimension", str(dimension))
         self.set_meta("schema", SCHEMA_VERSION)
 
@@ -208,11 +212,13 @@ class KuzuStore(CypherStore):
         self._open(self.path, self.read_only)
 
     # -- reads -----------------------------------------------------------------------------------
-    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
+    def fulltext(
+        self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"
+    ) -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
         rows = self._read(
-            f"CALL QUERY_FTS_INDEX('{searchable(label)}', '{_FTS_INDEX[label]}', $q) WITH node, score"
+            f"CALL QUERY_FTS_INDEX('{label}', '{_FTS_INDEX[text_field(label, field)]}', $q) WITH node, score"
             " WHERE node.repo = $repo RETURN node.id, score ORDER BY score DESC LIMIT $k",
             {"q": analyzed_query, "k": limit},
         )

@@ -29,7 +29,7 @@ import numpy as np
 
 from cg.config import Settings
 from cg.graph import cypher as q
-from cg.graph.cypher import NODE_LABELS, SEARCHABLE, searchable, vector_prop
+from cg.graph.cypher import NODE_LABELS, TEXT_FIELDS, text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.lease import Lease, already_exists
 from cg.graph.readonly import QueryRefused, plan_query, vet
@@ -48,7 +48,7 @@ VECTOR_INDEXES = {
     ("Commit", "embedding"): "commit_embedding",
 }  # one per cypher.VECTOR_PROPS
 _KINDS = {"rw": "a read and a write", "w": "a write", "s": "a schema change", "dbms": "a server command"}
-FULLTEXT_INDEXES = {label: f"{label.lower()}_search_text" for label in SEARCHABLE}
+FULLTEXT_INDEXES = {(label, prop): f"{label.lower()}_{prop}" for label, prop in TEXT_FIELDS}
 # (label, properties) of the range indexes beside the (repo, id) constraints: the keyed lookups by path and
 # by name, repository first so every seek stays inside one repository; and the repository alone, for what
 # reads a whole repository (file_shas, stats, prune_externals, reset), which Neo4j 5.26 does not answer
@@ -268,9 +268,9 @@ class Neo4jStore(CypherStore):
                 f" OPTIONS {{indexConfig: {{`vector.dimensions`: {self._dimension},"
                 " `vector.similarity_function`: 'cosine'}}"
             )
-        for label, index in FULLTEXT_INDEXES.items():
+        for (label, prop), index in FULLTEXT_INDEXES.items():
             self._ddl(
-                f"CREATE FULLTEXT INDEX {index} IF NOT EXISTS FOR (n:{label}) ON EACH [n.search_text]"
+                f"CREATE FULLTEXT INDEX {index} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}]"
                 " OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"
             )
         self._write("CALL db.awaitIndexes(300)")
@@ -386,10 +386,12 @@ class Neo4jStore(CypherStore):
                 return ranked[:limit]
             fetch *= 4
 
-    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
+    def fulltext(
+        self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"
+    ) -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
-        index = FULLTEXT_INDEXES[searchable(label)]
+        index = FULLTEXT_INDEXES[text_field(label, field)]
         call = f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: $fetch}}) YIELD node, score"
         return self._scoped_hits(call, {"q": analyzed_query}, limit)
 

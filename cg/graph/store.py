@@ -20,9 +20,10 @@ from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord
 
 # Bumped whenever the tables or what the extractors emit change (6: Python module constants; 7: a
 # repository key on every node; 8: DECORATES edges, Python lambdas as Symbols, decorators called by the
-# defining scope): an index from an older cg is rebuilt by `cg index` (it is derived data, and the
-# embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "8"
+# defining scope; 9: a Symbol's string literals as a full-text field of their own): an index from an
+# older cg is rebuilt by `cg index` (it is derived data, and the embedding cache makes the rebuild
+# cheap) and refused with one line by queries.
+SCHEMA_VERSION = "9"
 SYMBOL_FIELDS = (
     "id",
     "name",
@@ -36,6 +37,7 @@ SYMBOL_FIELDS = (
     "text",
     "header",
     "search_text",
+    "literals",
     "parent_id",
 )
 CHUNK_FIELDS = ("id", "owner_id", "kind", "path", "start_line", "end_line", "text", "search_text")
@@ -285,8 +287,11 @@ class GraphReader(StoreHandle, Protocol):
     def nodes(self, label: str, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Doc or Commit nodes by id, every property but the embedding."""
 
-    def fulltext(self, analyzed_query: str, limit: int, label: str = "Symbol") -> list[tuple[str, float]]:
-        """Candidates from the full-text index of ``label`` (Symbol, Chunk, Doc or Commit)."""
+    def fulltext(
+        self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"
+    ) -> list[tuple[str, float]]:
+        """Candidates from the full-text index of ``label`` (Symbol, Chunk, Doc or Commit) over ``field``
+        (``search_text``, or a Symbol's string ``literals``)."""
 
     def vector(
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
@@ -299,8 +304,8 @@ class GraphReader(StoreHandle, Protocol):
     def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
         """Symbol id -> SUMMARY_FIELDS (and its text and header when ``with_text``)."""
 
-    def lexical_docs(self, ids: list[str], label: str = "Symbol") -> dict[str, str]:
-        """The analyzed ``search_text`` of these nodes (for backend-independent BM25 ranking)."""
+    def lexical_docs(self, ids: list[str], label: str = "Symbol", field: str = "search_text") -> dict[str, str]:
+        """The analyzed ``field`` of these nodes (for backend-independent BM25 ranking)."""
 
     def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
         """Stored vectors of these nodes, float32 (for exact re-scoring of vector candidates)."""

@@ -86,6 +86,44 @@ def search_text(sym: Symbol) -> str:
     return " ".join([name] * NAME_BOOST + [rest]).strip()
 
 
+# A one-line string literal: double-, single- or back-quoted, escapes kept inside. Triple-quoted
+# strings (docstrings, templates) are not messages a user sees and are left to the code field.
+_LITERAL = re.compile(
+    r'(?<!["\'\\])"((?:[^"\\\n]|\\.)*)"(?!")'
+    r"|(?:(?<=\b[rRbBuUfF])|(?<=\b[rRbBuUfF]{2})|(?<![\w'\"\\]))'((?:[^'\\\n]|\\.)*)'(?!')"
+    r"|`([^`\n]*)`"
+)
+
+
+def string_literals(sym: Symbol, children: Sequence[Symbol] = ()) -> list[str]:
+    """The string literals of a definition's own code, in order, without those of the definitions
+    nested in it (a method's message belongs to the method, not to its class as well) and without
+    literals that hold no word. The text is the one ingest stored, so its secrets are already
+    masked (cg/ingest/secrets.py masks the file before extraction)."""
+    lines = sym.text.splitlines()
+    nested = {
+        line
+        for child in children
+        for line in range(child.start_line - sym.start_line, child.end_line - sym.start_line + 1)
+    }
+    found: list[str] = []
+    for number, line in enumerate(lines):
+        if number in nested:
+            continue
+        for match in _LITERAL.finditer(line):
+            text = next(g for g in match.groups() if g is not None)
+            if re.search(r"[A-Za-z]{2}", text):
+                found.append(text)
+    return found
+
+
+def literal_text(sym: Symbol, children: Sequence[Symbol] = ()) -> str:
+    """The literal field of a definition: each string literal analyzed like any indexed text, one a
+    line (a phrase is matched within one literal, never across two)."""
+    analyzed = (analyze_text(lit) for lit in string_literals(sym, children))
+    return "\n".join(dict.fromkeys(a for a in analyzed if a))
+
+
 def _docstring_lines(sym: Symbol, language: Language) -> str:
     if not sym.docstring:
         return ""
@@ -179,7 +217,9 @@ def chunk_file(
         if not sym.retrievable:  # a lambda: a graph node with its header, but no vector and no lexical text
             symbols.append(replace(sym, header=header, search_text=""))
             continue
-        sym = replace(sym, header=header, search_text=search_text(sym))
+        sym = replace(
+            sym, header=header, search_text=search_text(sym), literals=literal_text(sym, children.get(sym.id, []))
+        )
         symbols.append(sym)
         whole = sym.chunk_text
         fits = count([whole])[0] <= budget

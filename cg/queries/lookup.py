@@ -37,6 +37,20 @@ def is_test(node: dict[str, Any]) -> bool:
     return bool(_TEST_FOLDERS.intersection(folders)) or name.startswith("test_")
 
 
+# Folders whose code shows how to use a library rather than being it: examples, tutorials, the code
+# a documentation site includes (FastAPI's docs_src), demos and samples.
+EXAMPLE_FOLDERS = frozenset(
+    {"examples", "example", "tutorial", "tutorials", "docs", "doc", "docs_src", "demo", "demos", "samples", "sample"}
+)
+
+
+def is_example(node: dict[str, Any]) -> bool:
+    """A definition in example, tutorial or documentation code (by folder or an ``example_`` /
+    ``tutorial`` file name), not the library it exercises."""
+    *folders, name = (node.get("path") or "").split("/")
+    return bool(EXAMPLE_FOLDERS.intersection(folders)) or name.startswith(("example", "tutorial"))
+
+
 def is_test_function(node: dict[str, Any]) -> bool:
     return is_test(node) and (node.get("name") or "").startswith("test")
 

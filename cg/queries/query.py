@@ -1,7 +1,8 @@
 """A question, analysed once, and the ranking settings, read once: what every ranked query takes.
 
 ``Query.parse`` does everything cg reads from a question's text (its lexical terms, the tokens
-written as code, quoted strings, and what the question says about tests and sync/async), and
+written as code, quoted strings and message-like phrases, its intent, and what the question says
+about tests and sync/async), and
 ``with_vector`` embeds it once; search, explain, evaluate and the doc sources all take the same
 ``Query``, so none of them re-analyses or re-embeds the question. ``Ranking`` holds the fusion
 settings, built from ``Settings`` (where their defaults are written) by ``Ranking.from_settings``.
@@ -19,24 +20,94 @@ import numpy as np
 
 from cg.config import Settings
 from cg.embed import Embedder
-from cg.lexical import analyze_query
+from cg.lexical import analyze, analyze_query
 
 FUSIONS = ("score", "rrf")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`|(?<!\w)'([^']+)'(?!\w)")
+_QUOTED_PHRASE = re.compile(r"\"[^\"]*\s[^\"]*\"")  # a quoted string with a space: a message, not a name
 # A question that says which side of a sync/async API it means ("with a sync Client", "the async
 # transport", "a plain (non-async) generator"); "blocking" counts as sync.
 _SYNC = re.compile(r"\bnon-async\b|\bsync(?:hronous(?:ly)?)?\b|\bblocking\b", re.I)
 _ASYNC = re.compile(r"(?<!non-)\basync(?:hronous(?:ly)?)?\b|\bawait", re.I)
 
+# What a question asks for (``Query.intent``), read from its wording, first match wins:
+# - impact: who depends on a definition ("what calls X?", "who uses X", "what breaks if I change X");
+#   search answers it from the graph (callers of X), not from text that resembles X;
+# - exact: it quotes what a user sees (an error message) or is little more than a name;
+# - flow: how something works or what happens after an event (a chain of calls);
+# - location: where something is done (the default).
+INTENTS = ("flow", "location", "impact", "exact")
+_CHANGE = (
+    r"(?:change[ds]?|changing|modif(?:y|ied|ying)|renam(?:e|ed|ing)|remov(?:e|ed|ing)|delet(?:e|ed|ing)"
+    r"|touch(?:ed)?)"
+)
+_IMPACT = re.compile(
+    r"\b(?:what|who|which\b[\w\s]{0,30}?)\s+(?:else\s+)?(?:calls?|uses?|invokes?|depends?\s+on|consumes?|relies\s+on)\b"
+    r"|\bcall(?:er|ers|ing)\s+(?:of|to)\b|\bcall\s+sites?\b|\busages?\s+of\b"
+    r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:used|called|invoked)\b"
+    rf"|\b(?:break|breaks|broken|affected|affects?|impact(?:ed)?)\b.{{0,60}}\b{_CHANGE}\b"
+    rf"|\b{_CHANGE}\b.{{0,80}}\b(?:break|breaks|affected|affects?|impact(?:ed|s)?|consumes?|depends?\s+on)\b"
+    r"|\bchanges?\s+if\b"
+    # a what-if: "if X returned None instead, what would be affected / who has to change / which tests fail"
+    r"|^\W*(?:\w+\W+){0,3}?if\b.{0,160}\b(?:affected|break|breaks|broken|fail|failing|change|changes|differently"
+    r"|ha(?:ve|s)\s+to|who\s+would|what\s+else|consumes?)\b",
+    re.I,
+)
+_FLOW = re.compile(
+    r"\bhow\s+(?:does|do|is|are|did|can)\b|\bwhat\s+happens\b|\bwalk\s+me\s+through\b|\bflow\b"
+    r"|\bsteps?\b|\bsequence\b|\bend\s+up\b|\bwhat\s+(?:picks|handles|processes)\b",
+    re.I,
+)
+# A phrase a user saw, quoted or not: "Error: No such command ...", "Did you mean ...?". An
+# ellipsis stands for the part that varies; the words around it are matched inside one literal.
+_ELLIPSIS = re.compile(r"\.\.\.+|\u2026")
+_LABEL = re.compile(r"^[A-Za-z][\w.]*:\s+")
+_MESSAGE = re.compile(
+    r"(?:\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)?|\bUsage|\bError):\s+[^\"?]+\??"
+    r"|\b(?:Did you mean|Try|No such|Cannot|Could not|Unable to|Invalid|Missing|Unknown)\b"
+    r"[^\"?.!]*(?:\.\.\.|\u2026)?[^\"?]*\??"
+)
+
 
 def exact_identifiers(text: str) -> list[str]:
     """Tokens of the text that are written as code: snake_case, camelCase, dotted, or the whole
     text being one word. Plain words ("payment retry") are left to the ranked arms."""
-    tokens = _IDENTIFIER.findall(text)
+    tokens = _IDENTIFIER.findall(_QUOTED_PHRASE.sub(" ", text))
     if len(tokens) == 1:
         return tokens
     return [t for t in tokens if "_" in t or "." in t or re.search(r"[a-z][A-Z]", t)]
+
+
+def message_phrases(text: str, quoted: tuple[str, ...]) -> tuple[str, ...]:
+    """The parts of a question that read as a message a program prints: each quoted string that is
+    not a bare name, else the unquoted ``Error: ...`` / ``Did you mean ...?`` text; split at an
+    ellipsis, each piece with at least two words or one word that is not an identifier."""
+    candidates = [q for q in quoted if not _IDENTIFIER.fullmatch(q.strip())]
+    if not candidates:
+        candidates = [m.group(0) for m in _MESSAGE.finditer(text)]
+    if not candidates:  # an unquoted "'x' is not one of ...": the words just before each ellipsis
+        candidates = [" ".join(piece.split()[-6:]) for piece in _ELLIPSIS.split(text)[:-1]]
+    pieces: list[str] = []
+    for candidate in candidates:
+        for piece in _ELLIPSIS.split(candidate):
+            piece = piece.strip(" '\"`.:?!,")
+            bare = _LABEL.sub("", piece)  # "Error: No such command": the label is printed elsewhere
+            piece = bare if len(analyze(bare)) >= 2 else piece
+            if len(analyze(piece)) >= 2 and piece not in pieces:
+                pieces.append(piece)
+    return tuple(pieces)
+
+
+def intent_of(text: str, identifiers: tuple[str, ...], phrases: tuple[str, ...]) -> str:
+    """What the question asks for (see INTENTS)."""
+    if _IMPACT.search(text):
+        return "impact"
+    if phrases or (identifiers and len(text.split()) <= 3):
+        return "exact"
+    if _FLOW.search(text):
+        return "flow"
+    return "exact" if identifiers else "location"
 
 
 @dataclass(frozen=True)
@@ -47,6 +118,8 @@ class Query:
     terms: tuple[str, ...]  # the lexical arm's analysed terms (cg.lexical.analyze_query), repeats kept
     identifiers: tuple[str, ...]  # tokens written as code, pinned when they name a definition
     quoted: tuple[str, ...]  # "exact strings" the question quotes
+    phrases: tuple[str, ...]  # message-like text to find among string literals (quoted, or "Error: ...")
+    intent: str  # one of INTENTS: flow | location | impact | exact
     about_tests: bool  # the question mentions tests: test code is not ranked down
     async_side: bool | None  # True: it asks about the async side of an API, False: the sync side, None: neither
     vector: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -54,11 +127,16 @@ class Query:
     @classmethod
     def parse(cls, text: str) -> Query:
         wants_sync, wants_async = bool(_SYNC.search(text)), bool(_ASYNC.search(text))
+        identifiers = tuple(exact_identifiers(text))
+        quoted = tuple(next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text))
+        phrases = message_phrases(text, quoted)
         return cls(
             text=text,
             terms=tuple(analyze_query(text).split()),
-            identifiers=tuple(exact_identifiers(text)),
-            quoted=tuple(next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)),
+            identifiers=identifiers,
+            quoted=quoted,
+            phrases=phrases,
+            intent=intent_of(text, identifiers, phrases),
             about_tests="test" in text.lower(),
             async_side=None if wants_sync == wants_async else wants_async,
         )
@@ -85,7 +163,8 @@ class Query:
 @dataclass(frozen=True)
 class Ranking:
     """How hits are fused and weighed: the fusion (score or rrf), RRF's k, each arm's weight
-    (lexical, vector, doc, graph) and the priors' factors (tests, modules, containers, sync_async)."""
+    (lexical, vector, doc, graph) and the priors' factors (tests, examples, modules, containers,
+    sync_async)."""
 
     fusion: str
     rrf_k: int
@@ -112,6 +191,7 @@ class Ranking:
                 "modules": settings.prior_modules,
                 "containers": settings.prior_containers,
                 "sync_async": settings.prior_sync_async,
+                "examples": settings.prior_examples,
             },
         )
 

@@ -29,12 +29,15 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from cg.embed import Embedder
 from cg.graph.store import GraphReader
-from cg.lexical import split_identifier
-from cg.queries.lookup import citation, is_test
+from cg.lexical import analyze, split_identifier
+from cg.model import edge_rank
+from cg.queries.expand import expand
+from cg.queries.lookup import citation, is_example, is_test
 from cg.queries.query import Query, Ranking
 
 CANDIDATES = 50  # per arm, into fusion
@@ -42,6 +45,8 @@ PRIOR_POOL = 80  # fused candidates re-weighted by their kind before the cut
 GRAPH_SEEDS = 5  # the fused hits whose direct callers and callees the graph arm lifts
 LEXICAL_POOL = 300  # full-text candidates re-scored by cg's BM25
 BM25_K1, BM25_B = 1.2, 0.75
+PHRASE_COVERAGE = 0.6  # share of a quoted phrase's words that one string literal must hold, in order
+IMPACT_DEPTH, IMPACT_FANOUT = 2, 12  # how far and how wide an impact question's callers are walked
 
 
 @dataclass
@@ -247,13 +252,21 @@ def search(
     symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
     pool = apply_priors(query, pool, symbols, ranking.priors)
     fused = _pin_exact(store, query, pool, symbols, _config_answers(store, query, symbols))
+    fused = _pin_literals(store, query, fused, symbols)
+    if query.intent == "impact":
+        fused = _impact_first(store, query, fused, symbols)
     hits: list[Hit] = []
     missing = [doc for doc, _, _ in fused if doc not in symbols]
     symbols.update(store.symbols(missing, with_text=False))
+    seen: set[tuple[str, str]] = set()
     for doc, score, ranks in fused:
         sym = symbols.get(doc)
         if sym is None or (kinds and sym["kind"] not in kinds):
             continue
+        same = (sym["path"], sym["qualname"])  # a property's getter and setter, overloads, if/else twins
+        if same in seen:
+            continue
+        seen.add(same)
         hits.append(Hit(doc, score, sym, ranks))
         if len(hits) >= limit:
             break
@@ -332,7 +345,9 @@ def apply_priors(
 ) -> list[tuple[str, float, dict[str, int]]]:
     """Scale fused scores by what kind of definition a hit is. Users asking how something works want
     the function that does it: a test (unless the question is about tests), a whole module, or a
-    class whose own methods are also among the hits is usually a worse answer than those methods.
+    class whose own methods are also among the hits is usually a worse answer than those methods;
+    code in examples, tutorials and docs folders shows how to use the library, not how it works,
+    and counts like a test.
     A config section counts like a module's loose code. A question that names one side of a
     sync/async API (httpx's ``Client`` and ``AsyncClient``, ``iter_bytes`` and ``aiter_bytes``) wants
     that side: the other side's twins count less. Measured with `cg eval` (benchmarks/RESULTS.md);
@@ -346,6 +361,8 @@ def apply_priors(
         if sym is not None:
             if not query.about_tests and is_test(sym):
                 score *= priors["tests"]
+            elif is_example(sym):
+                score *= priors.get("examples", 1.0)
             if sym["kind"] in ("module", "config"):  # a module's loose code, a config section: not definitions
                 score *= priors["modules"]
             elif sym["kind"] == "class" and any(other.startswith(doc + ".") for other in ids):
@@ -372,6 +389,36 @@ def _joined(identifier: str) -> str:
     return "".join(split_identifier(identifier.split(".")[-1]))
 
 
+def _tail(qualname: str, count: int) -> list[str]:
+    """The last ``count`` segments of a dotted name, each joined (case style dropped)."""
+    return ["".join(split_identifier(part)) for part in qualname.split(".")[-count:]]
+
+
+def _named(token: str, sym: dict[str, Any]) -> bool:
+    """``sym`` is a definition the query token names: a plain token by the definition's name (in any
+    case style), a dotted one (``Class.method``, ``pkg.mod.func``) by the end of its qualified name,
+    segment by segment, so ``Client.send`` names ``httpx.Client.send`` and not ``AsyncClient.send``
+    nor ``TestClient.send``."""
+    parts = [p for p in token.split(".") if p]
+    if len(parts) == 1:
+        return sym["kind"] != "module" and _tail(sym["name"], 1) == _tail(token, 1)
+    qualname = sym.get("qualname") or ""
+    return len(qualname.split(".")) >= len(parts) and _tail(qualname, len(parts)) == _tail(token, len(parts))
+
+
+def _qualified_targets(store: GraphReader, token: str) -> list[dict[str, Any]]:
+    """The definitions a dotted token names, longest suffix first: ``httpx.Client.send`` falls back on
+    ``Client.send`` when no qualified name ends with the whole path, but never on ``send`` alone."""
+    parts = [p for p in token.split(".") if p]
+    candidates = store.find_symbols(parts[-1], limit=50)
+    while len(parts) >= 2:
+        found = [s for s in candidates if _named(".".join(parts), s)]
+        if found:
+            return found
+        parts = parts[1:]
+    return []
+
+
 def _pin_exact(
     store: GraphReader,
     query: Query,
@@ -381,24 +428,108 @@ def _pin_exact(
 ) -> list[tuple[str, float, dict[str, int]]]:
     """A query token that names a definition pins that definition above the fused list: exactly as
     written, or in another case style among the candidates (``SchedulePaymentRetry`` for
-    ``schedule_payment_retry``); ``also`` adds other exact answers (config sections naming the token)."""
+    ``schedule_payment_retry``); a dotted token (``Class.method``) pins only the definitions whose
+    qualified name ends with it (see ``_named``); ``also`` adds other exact answers (config sections
+    naming the token)."""
     pinned: list[str] = []
     for token in query.identifiers:
-        for sym in store.find_symbols(token, limit=5):
-            if sym["id"] not in pinned and token.split(".")[-1] == sym["name"]:
-                pinned.append(sym["id"])
-        wanted = _joined(token)
-        for doc, sym in (symbols or {}).items():
-            if doc not in pinned and sym["kind"] != "module" and _joined(sym["name"]) == wanted:
-                pinned.append(doc)
+        if "." in token.strip("."):
+            named = _qualified_targets(store, token)
+            named += [s for s in (symbols or {}).values() if _named(token, s)] if named else []
+        else:
+            named = [s for s in store.find_symbols(token, limit=5) if s["name"] == token]
+            named += [s for s in (symbols or {}).values() if _named(token, s)]
+        pinned.extend(s["id"] for s in named if s["id"] not in pinned)
     pinned.extend(sorted(doc for doc in also or () if doc not in pinned))
+    return _pinned_first(fused, pinned, "exact")
+
+
+def _pinned_first(
+    fused: list[tuple[str, float, dict[str, int]]], pinned: list[str], arm: str, keep_order: bool = False
+) -> list[tuple[str, float, dict[str, int]]]:
+    """``pinned`` above the rest of ``fused`` (in fused order unless ``keep_order``), each marked with
+    ``arm`` in its ranks."""
     if not pinned:
         return fused
     order = {doc: i for i, (doc, _, _) in enumerate(fused)}
-    pinned.sort(key=lambda doc: order.get(doc, len(order)))
+    if not keep_order:
+        pinned = sorted(pinned, key=lambda doc: order.get(doc, len(order)))
+    ranks = {doc: r for doc, _, r in fused}
     top = (fused[0][1] if fused else 0.0) + 1.0
-    head = [
-        (doc, top - i * 1e-6, {**next((r for d, _, r in fused if d == doc), {}), "exact": 1})
-        for i, doc in enumerate(pinned)
-    ]
-    return head + [item for item in fused if item[0] not in set(pinned)]
+    head = [(doc, top - i * 1e-6, {**ranks.get(doc, {}), arm: i + 1}) for i, doc in enumerate(pinned)]
+    chosen = set(pinned)
+    return head + [item for item in fused if item[0] not in chosen]
+
+
+def literal_matches(store: GraphReader, query: Query) -> dict[str, float]:
+    """Definition id -> how much of a phrase the question quotes one of its string literals holds:
+    the longest run of the phrase's words found in order in one literal, as a share of the phrase
+    (the best over the phrases), for the definitions at or above ``PHRASE_COVERAGE``. Candidates
+    come from the literal field's own full-text index, so a message's common words ("no such
+    command") do not drown in every definition that uses them."""
+    best: dict[str, float] = {}
+    for phrase in query.phrases:
+        words = analyze(phrase)
+        pool = [doc for doc, _ in store.fulltext(" ".join(dict.fromkeys(words)), LEXICAL_POOL, "Symbol", "literals")]
+        for doc, text in store.lexical_docs(pool, "Symbol", "literals").items():
+            for literal in text.splitlines():
+                tokens = literal.split()
+                run = SequenceMatcher(None, words, tokens, autojunk=False).find_longest_match(
+                    0, len(words), 0, len(tokens)
+                )
+                share = run.size / len(words)
+                if run.size >= 2 and share >= PHRASE_COVERAGE and share > best.get(doc, 0.0):
+                    best[doc] = share
+    return best
+
+
+def _pin_literals(
+    store: GraphReader,
+    query: Query,
+    fused: list[tuple[str, float, dict[str, int]]],
+    symbols: dict[str, dict[str, Any]],
+) -> list[tuple[str, float, dict[str, int]]]:
+    """The definitions whose string literals hold a phrase the question quotes ("Error: No such
+    command", "Did you mean") pinned first: the fullest match first, library code before tests and
+    examples (which assert on or print the same message), then in fused order."""
+    matches = literal_matches(store, query)
+    if not matches:
+        return fused
+    symbols.update(store.symbols([doc for doc in matches if doc not in symbols], with_text=False))
+    order = {doc: i for i, (doc, _, _) in enumerate(fused)}
+    side = lambda doc: is_test(symbols[doc]) or is_example(symbols[doc]) if doc in symbols else True  # noqa: E731
+    pinned = sorted(matches, key=lambda doc: (-matches[doc], side(doc), order.get(doc, len(order)), doc))
+    return _pinned_first(fused, pinned, "literal", keep_order=True)
+
+
+def _impact_first(
+    store: GraphReader,
+    query: Query,
+    fused: list[tuple[str, float, dict[str, int]]],
+    symbols: dict[str, dict[str, Any]],
+) -> list[tuple[str, float, dict[str, int]]]:
+    """An impact question ("what calls X?", "what breaks if I change X?") answered from the graph: the
+    callers of X (dispatch through base methods included, cg/queries/expand.py), direct callers
+    before callers of callers, the most trusted edges first (ResolvedBy ranks), library code before
+    tests; then X itself, then the tests (with the library callers when the question asks about
+    tests); then the rest of the ranking. X is the definitions the question names (pinned exact),
+    else the first hit that is not a test."""
+    named = [doc for doc, _, r in fused if "exact" in r]
+    targets = named or [doc for doc, _, _ in fused[:1] if doc in symbols and not is_test(symbols[doc])]
+    if not targets:
+        return fused
+    order = {doc: i for i, (doc, _, _) in enumerate(fused)}
+    steps = expand(store, targets, "in", depth=IMPACT_DEPTH, fanout=IMPACT_FANOUT)
+    steps = [s for s in steps if s.label == "Symbol" and s.id not in targets]
+    if not steps:
+        return fused
+    key = lambda s: (s.depth, edge_rank(s.resolved_by), order.get(s.id, len(order)), s.id)  # noqa: E731
+    if query.about_tests:  # "which tests will fail if ...": the tests are the answer, in call order
+        pinned = [s.id for s in sorted(steps, key=key)] + list(targets)
+    else:
+        library = sorted((s for s in steps if not is_test(s.node)), key=key)
+        tests = sorted((s for s in steps if is_test(s.node)), key=key)
+        pinned = [s.id for s in library] + list(targets) + [s.id for s in tests]
+    ranked = _pinned_first(fused, pinned, "callers", keep_order=True)
+    depth = {s.id: s.depth for s in steps}
+    return [(doc, score, {**r, "callers": depth[doc]} if doc in depth else r) for doc, score, r in ranked]

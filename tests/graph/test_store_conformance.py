@@ -145,6 +145,20 @@ def test_fulltext_matches_split_and_whole_identifiers(store_factory):
     assert store.fulltext(analyze_text("verify signature"), 5)[0][0] == "shop/hooks.py::verify_signature"
 
 
+def test_string_literals_are_a_full_text_field_of_their_own(store_factory):
+    store = store_factory()
+    populate(store)
+    messages = ("coupon does not exist", "coupon has reached its redemption limit")
+    limit = replace(sym("shop/coupons.py", "validate_coupon"), literals="\n".join(map(analyze_text, messages)))
+    write(store, "shop/coupons.py", [limit], [vec(5)])
+    hits = store.fulltext(analyze_text("redemption limit"), 5, "Symbol", "literals")
+    assert [doc for doc, _ in hits] == [limit.id]  # the names and code of the others are not this field
+    assert store.lexical_docs([limit.id], "Symbol", "literals") == {limit.id: limit.literals}
+    assert store.fulltext(analyze_text("redemption limit"), 5) == []  # nor is it in search_text
+    with pytest.raises(ValueError, match="no full-text index on Chunk.literals"):
+        store.fulltext("coupon", 5, "Chunk", "literals")
+
+
 def test_find_symbols_by_name_qualname_and_id(store_factory):
     store = store_factory()
     populate(store)

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from cg.api import open_index
+from cg.graph.store import SYMBOL_FIELDS
 from cg.ingest.secrets import Redactor, secret_by_content, secret_by_name
 from cg.ingest.walk import WalkReport, git_blob_sha, walk
+from cg.lexical import analyze_text
 from tests.conftest import cg_command
 from tests.graphdump import dump
 from tests.shop_history import GIT_ENV, git
@@ -186,6 +188,11 @@ def test_no_secret_is_anywhere_in_the_graph(hostile_shop) -> None:
     for secret in SECRETS:
         assert secret not in stored  # ... and no secret: text, search_text, docstrings, messages, config values
         assert secret.lower() not in stored.lower()  # nor as the full-text index lower-cases it
+    # the string literals' own full-text field holds the masks, analyzed like any indexed text
+    literals = "\n".join(row[SYMBOL_FIELDS.index("literals")] or "" for row in graph["Symbol"])
+    assert "redacted" in literals.split()
+    for secret in SECRETS:
+        assert analyze_text(secret) not in literals
     # nor in anything cg keeps on disk (the database files, the saved state)
     for path in (repo / ".cg").rglob("*"):
         if path.is_file():

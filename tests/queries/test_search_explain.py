@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cg.config import load_settings
-from cg.embed import embedder_for
-from cg.graph.backends import open_store
 from cg.queries.expand import expand
 from cg.queries.explain import explain, trim_body
 from cg.queries.query import Ranking
 from cg.queries.search import rrf, score_fusion, search
 
 RETRY = "shop/payments/retry.py::schedule_payment_retry"
-
-
-@pytest.fixture(scope="module")
-def ctx(indexed_shop):
-    repo, _ = indexed_shop
-    settings = load_settings(repo)
-    store = open_store(settings, read_only=True)
-    yield store, embedder_for(settings)
-    store.close()
 
 
 def test_rrf_rewards_agreement():
@@ -79,9 +67,12 @@ def test_search_finds_the_definition_in_the_top_k(ctx, query, expected, k):
 
 def test_exact_identifier_is_pinned_and_both_arms_still_rank_it(ctx):
     store, embedder = ctx
-    hits = search(store, embedder, "where is compute_backoff used", limit=3)
+    hits = search(store, embedder, "where is compute_backoff defined", limit=3)
     assert hits[0].id == "shop/payments/retry.py::compute_backoff"
     assert hits[0].ranks["exact"] == 1 and "lexical" in hits[0].ranks and "vector" in hits[0].ranks
+    # asked where it is used, the answer is its callers (tests/queries/test_query_understanding.py)
+    used = search(store, embedder, "where is compute_backoff used", limit=3)
+    assert used[0].id == "shop/payments/retry.py::RetryPolicy.delay_for" and used[0].ranks["callers"] == 1
     # plain words pin nothing
     assert all("exact" not in h.ranks for h in search(store, embedder, "payment retry", limit=5))
 
