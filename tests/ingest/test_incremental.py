@@ -172,9 +172,7 @@ DECORATED_SHOP = {
         "    return amount_cents > 0\n"
     ),
     "payments/checkout.py": (
-        "from payments.cards import charge_card\n\n\n"
-        "def checkout(cart_total):\n"
-        "    return charge_card(cart_total)\n"
+        "from payments.cards import charge_card\n\n\ndef checkout(cart_total):\n    return charge_card(cart_total)\n"
     ),
 }
 
