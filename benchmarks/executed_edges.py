@@ -136,9 +136,12 @@ def python_env(tag: str, requirements: list[str], cwd: Path | None, python: str)
     """A virtualenv under benchmarks/data with ``requirements`` installed (made once)."""
     venv = DATA / tag
     exe = venv / "bin" / "python"
-    if not exe.exists():
+    done = venv / "cg-installed"  # written last: a venv whose install was cut off is made again
+    if not done.exists():
+        shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([python, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(exe), "-m", "pip", "install", "--quiet", *requirements], cwd=cwd, check=True)
+        done.write_text(" ".join(requirements) + "\n")
     return exe
 
 
