@@ -136,15 +136,21 @@ def python_env(tag: str, requirements: list[str], cwd: Path | None, python: str)
     """A virtualenv under benchmarks/data with ``requirements`` installed (made once)."""
     venv = DATA / tag
     exe = venv / "bin" / "python"
-    if not exe.exists():
+    done = venv / "cg-installed"  # written last: a venv whose install was cut off is made again
+    if not done.exists():
+        shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([python, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(exe), "-m", "pip", "install", "--quiet", *requirements], cwd=cwd, check=True)
+        done.write_text(" ".join(requirements) + "\n")
     return exe
 
 
 def test_env(project: Project, tree: Path, python: str) -> Path:
     """A virtualenv with pytest and the project's own dependencies."""
-    suffix = "" if python == sys.executable else f"-{Path(python).name}"
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+    ).stdout.strip()
+    suffix = "" if python == sys.executable else f"-py{version}"
     return python_env(f"venv-{project.name}-{project.version}{suffix}", [*project.requirements, "."], tree, python)
 
 
@@ -201,6 +207,10 @@ def executed(project: Project, tree: Path, python: str) -> tuple[dict[Edge, set[
         "comprehensions": data["comprehension_starts"],
         "nested": set(data["nested"]),
         "legacy": legacy,
+        # 3.12+: generator edges where the generator function is called; where its body ran, apart
+        "generators": data.get("generators", "first started"),
+        "resumed": {(a, b) for a, b in data.get("resumed", []) if in_package(a, project.package)},
+        "lazy": set(data.get("lazy", [])),
     }
 
 
@@ -572,15 +582,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="one project by name; prints, writes nothing")
     parser.add_argument(
-        "--python", default=sys.executable, help="the interpreter the test suites run on (3.12+: sys.monitoring)"
+        "--python",
+        help="the interpreter the test suites run on (default: pyenv's or the PATH's 3.12+, for sys.monitoring's "
+        "CALL events, which place a generator's edge at its call; else this one)",
     )
     parser.add_argument(
-        "--check-python", help="a Python 3.12+ to trace sqlparse again with sys.monitoring (default: pyenv's 3.12)"
+        "--check-python", help="the interpreter of the other tracer, to trace sqlparse again (default: this one)"
     )
     parser.add_argument(
         "--pycg-iterations", type=int, default=PYCG_ITERATIONS, help="PyCG's --max-iter (0: its fix-point)"
     )
     args = parser.parse_args()
+    args.python = args.python or newer_python(None) or sys.executable
     projects = [p for p in PROJECTS if not args.only or p.name == args.only]
     started = time.perf_counter()
 
@@ -615,7 +628,7 @@ def main() -> None:
             f"{len(checked['pending'])} unreviewed; {run['pytest']}",
             flush=True,
         )
-    cross = cross_check(results, args.check_python)
+    cross = cross_check(results, args.check_python or sys.executable)
     lines = report(results, time.perf_counter() - started, args.pycg_iterations) + cross
     if args.only:
         print("\n".join(lines))
@@ -641,28 +654,45 @@ def newer_python(given: str | None) -> str | None:
     return None
 
 
-def cross_check(results: list, given: str | None) -> list[str]:
-    """The same suite traced by the other tracer: the edge definition must not depend on which one ran."""
+def cross_check(results: list, other_python: str) -> list[str]:
+    """The same suite traced by the other tracer: the edge definition must not depend on which one ran,
+    except for generators, which ``sys.setprofile`` can only place where their body first runs."""
     ran = {project.name: (project, run, truth) for project, run, truth, *_ in results}
-    if "sqlparse" not in ran or ran["sqlparse"][1]["tracer"] != "sys.setprofile":
+    if "sqlparse" not in ran:
         return []
     project, run, truth = ran["sqlparse"]
-    title = "Tracer cross-check: sqlparse's suite traced again on Python 3.12+ with `sys.monitoring`"
-    python = newer_python(given)
+    primary = run["tracer"]
+    wanted = "sys.setprofile" if primary == "sys.monitoring" else "sys.monitoring"
+    python = other_python if wanted == "sys.setprofile" else newer_python(None)
+    title = f"Tracer cross-check: sqlparse's suite traced again with `{wanted}`"
     if python is None:
-        return ["", f"{title}: not run (no Python 3.12+ found; pass --check-python)."]
+        return ["", f"{title}: not run (no Python 3.12+ found)."]
     other, other_run = executed(project, fetch_sdist(project.name, project.version), python)
+    if other_run["tracer"] != wanted:
+        return ["", f"{title}: not run ({python} traces with `{other_run['tracer']}` too)."]
+    lazy = run["lazy"] | other_run["lazy"]
+    mine = {e for e in truth if e[1] not in lazy}
+    theirs = {e for e in other if e[1] not in lazy}
     version = subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()
-    both, only_new, only_old = truth & set(other), set(other) - truth, truth - set(other)
+    both, only_other, only_primary = mine & theirs, theirs - mine, mine - theirs
     lines = [
         "",
-        f"{title} ({version}, {other_run['pytest']}): {len(other)} edges, {len(both)} of them also in the "
-        f"`sys.setprofile` run of {len(truth)}; only with `sys.monitoring`: {len(only_new)}; only with "
-        f"`sys.setprofile`: {len(only_old)}.",
+        f"{title} ({version}, {other_run['pytest']}), edges into generator and coroutine functions left "
+        f"out ({len(lazy)} such functions ran): {len(theirs)} edges, {len(both)} of them also in the "
+        f"`{primary}` run's {len(mine)}; only with `{wanted}`: {len(only_other)}; only with `{primary}`: "
+        f"{len(only_primary)}.",
     ]
-    lines += [f"- only `sys.monitoring`: `{a}` -> `{b}`" for a, b in sorted(only_new)[:10]]
-    lines += [f"- only `sys.setprofile`: `{a}` -> `{b}`" for a, b in sorted(only_old)[:10]]
+    lines += [f"- only `{wanted}`: `{a}` -> `{b}`" for a, b in sorted(only_other)[:10]]
+    lines += [f"- only `{primary}`: `{a}` -> `{b}`" for a, b in sorted(only_primary)[:10]]
     return lines
+
+
+def run_where(found: set[Edge], truth: set[Edge], run: dict) -> str:
+    """Recall on the truth with generators' edges from the frames that ran their bodies instead."""
+    if run["generators"] != "called":
+        return "(the same)"
+    where = {e for e in truth if e[1] not in run["lazy"]} | run["resumed"]
+    return f"{recall(found, where)} of {len(where)}"
 
 
 def report(results: list, total_seconds: float, pycg_iterations: int) -> list[str]:
@@ -682,11 +712,16 @@ def report(results: list, total_seconds: float, pycg_iterations: int) -> list[st
         + " (its fix-point did not end within 300 s on flask or more-itertools). Edges = in-package edges.",
         "`earlier convention` = jedi's recall on the edges as the first version of this benchmark named",
         "them (lambdas folded into the definition around them, calls into them not counted).",
+        "A generator (or coroutine) function's edge comes from where it is called (rule 7 of",
+        "benchmarks/callgraph/README.md; `sys.monitoring`'s CALL events, 3.12+); `generators where run` =",
+        "jedi's recall when instead the frame that first ran the generator's body is its caller (what",
+        "`sys.setprofile` sees, and this benchmark's truth before this column).",
         "",
         "| project | kind | tests (pytest's last line) | tracer | traced run s | executed edges "
         "| cg jedi recall | cg jedi edges | cg name recall | cg name edges | PyCG recall | PyCG edges | PyCG s "
-        "| pyan3 recall | pyan3 edges | pyan3 s | jedi recall, earlier convention |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| pyan3 recall | pyan3 edges | pyan3 s | jedi recall, earlier convention "
+        "| jedi recall, generators where run |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for project, run, truth, graphs, tools, _, _ in results:
         jedi, name = graphs["jedi"], graphs["name"]
@@ -701,7 +736,8 @@ def report(results: list, total_seconds: float, pycg_iterations: int) -> list[st
             f"| {project.name} {project.version} | {project.kind} | {run['pytest']} | {run['tracer']} "
             f"| {run['seconds']:.0f} | {len(truth)} | {recall(set(jedi.edges), truth)} | {len(jedi.edges)} "
             f"| {recall(set(name.edges), truth)} | {len(name.edges)} | {' | '.join(cells)} "
-            f"| {recall(set(jedi.edges), run['legacy'])} of {len(run['legacy'])} |"
+            f"| {recall(set(jedi.edges), run['legacy'])} of {len(run['legacy'])} "
+            f"| {run_where(set(jedi.edges), truth, run)} |"
         )
     lines += [
         "",

@@ -24,6 +24,14 @@ static output can be compared name for name):
 - Comprehensions and generator expressions belong to the definition around them: their own code
   objects are neither callers nor callees.
 - Module and class bodies running at import are definitions being made, never callees.
+- A generator (or coroutine) function is called where it is called, not where it runs: calling it
+  only makes the generator object, and its body runs later, in whichever frame iterates it (rule 7
+  of benchmarks/callgraph/README.md, as in PyCG's micro-benchmark and `cg callgraph`). On 3.12+ the
+  edge comes from ``sys.monitoring``'s CALL event at the call site (the callable is the generator
+  function); each start or resumption of its body is kept apart as a *resumption* (iterating frame
+  -> generator), reported but not an edge. ``sys.setprofile`` sees no such call, only the body's
+  first start in the iterating frame, so before 3.12 a generator's edge comes from the iterating
+  frame (the earlier convention; the dump says which).
 
 Each edge also keeps up to three caller lines (for the miss classification), and a second name set
 under the earlier convention (lambdas folded into the definition around them, calls into them not
@@ -42,6 +50,8 @@ from pathlib import Path
 from types import CodeType, FrameType
 
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+# code whose call makes an object and runs nothing: generators, async generators, coroutines
+_LAZY = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE
 _LINES_KEPT = 3
 
 
@@ -100,6 +110,9 @@ class Recorder:
         self.legacy: set[tuple[str, str]] = set()
         self.comprehension_starts = 0
         self.nested: set[str] = set()  # definitions made inside a function (closures, decorator wrappers)
+        self.resumed: set[tuple[str, str]] = set()  # iterating frame -> generator whose body it ran (3.12+)
+        self.lazy: set[str] = set()  # the generator and coroutine functions seen (3.12+)
+        self.creations = _use_monitoring()  # generator edges from their call sites (CALL events)
         self.lock = threading.Lock()
 
     def module_of(self, code: CodeType) -> str | None:
@@ -169,15 +182,40 @@ class Recorder:
         caller = self.name(caller_frame.f_code)
         if caller is None:
             return True
+        if self.creations and code.co_flags & _LAZY:
+            with self.lock:
+                self.resumed.add((caller[0], callee[0]))
+                self.lazy.add(callee[0])
+            return True
+        self._add(caller, callee, code, caller_frame.f_lineno or 0)
+        return True
+
+    def _add(self, caller: tuple[str, str], callee: tuple[str, str], code: CodeType, line: int) -> None:
         with self.lock:
             lines = self.edges.setdefault((caller[0], callee[0]), set())
             if len(lines) < _LINES_KEPT:
-                lines.add(caller_frame.f_lineno or 0)
+                lines.add(line)
             if code.co_name != "<lambda>":
                 self.legacy.add((caller[1], callee[1]))
             if "<locals>" in code.co_qualname:
                 self.nested.add(callee[0])
-        return True
+
+    def called(self, code: CodeType, _offset: int, target: object, _arg0: object) -> object:
+        """sys.monitoring's CALL (3.12+): a call of a generator or coroutine function of the package is
+        an edge from the calling definition, where the call is written."""
+        caller = self.name(code)
+        if caller is None:
+            return sys.monitoring.DISABLE  # type: ignore[attr-defined]  # 3.12+: a call site outside the package
+        function = getattr(target, "__func__", target)  # a bound method calls its function
+        callee_code = getattr(function, "__code__", None)
+        if not isinstance(callee_code, CodeType) or not callee_code.co_flags & _LAZY:
+            return None
+        callee = self.name(callee_code)
+        if callee is not None and callee_code.co_name not in _COMPREHENSIONS:
+            self._add(caller, callee, callee_code, sys._getframe(1).f_lineno or 0)
+            with self.lock:
+                self.lazy.add(callee[0])
+        return None
 
     # sys.setprofile (before 3.12)
     def profile(self, frame: FrameType, event: str, _arg: object) -> None:
@@ -197,6 +235,9 @@ class Recorder:
             "legacy_edges": sorted(self.legacy),
             "comprehension_starts": self.comprehension_starts,
             "nested": sorted(self.nested),
+            "generators": "called" if self.creations else "first started",
+            "resumed": sorted(self.resumed),
+            "lazy": sorted(self.lazy),
         }
         path.write_text(json.dumps(data))
 
@@ -215,9 +256,10 @@ def pytest_configure(config) -> None:  # noqa: ANN001 (pytest's hook signature)
     if _use_monitoring():
         mon = sys.monitoring  # type: ignore[attr-defined]
         mon.use_tool_id(_TOOL, "cg executed edges")
-        events = mon.events.PY_START | mon.events.PY_RESUME
+        events = mon.events.PY_START | mon.events.PY_RESUME | mon.events.CALL
         mon.register_callback(_TOOL, mon.events.PY_START, _recorder.started)
         mon.register_callback(_TOOL, mon.events.PY_RESUME, _recorder.started)
+        mon.register_callback(_TOOL, mon.events.CALL, _recorder.called)
         mon.set_events(_TOOL, events)
     else:
         threading.setprofile(_recorder.profile)

@@ -227,6 +227,7 @@ class CallSite:
     line: int  # line of the callee's last name (``charge`` in ``self.gateway.charge(...)``)
     # call | new | decorator | callback | value (the callee is an expression: ask its value) | with | iter
     # | next (a protocol method of the value runs: __enter__/__exit__, __iter__/__next__) | raise (`raise X`)
+    # | operator (an operator, a subscript or a builtin such as len() runs the dunder named in ``protocol``)
     via: str = "call"
     column: int = 0  # 0-based column of that name
     arity: int = -1  # number of arguments, where overloads are told apart by it (-1: not counted)
@@ -234,6 +235,9 @@ class CallSite:
     # (module, class body, enclosing function); the resolver emits CALLS caller -> decorator and
     # DECORATES decorator -> this id from the same targets.
     decorates: str = ""
+    # via="operator": the dunder methods the operator runs on the value, the first its class defines
+    # winning (``x += y``: "__iadd__ __add__"); the callee is the value's expression
+    protocol: str = ""
 
 
 @dataclass(frozen=True)

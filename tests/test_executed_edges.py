@@ -5,6 +5,9 @@ precision audit never counts an edge nobody reviewed."""
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -103,6 +106,70 @@ def test_tracer_names_edges_by_the_callgraph_conventions(billing) -> None:
     assert not any("<lambda" in a or "<lambda" in b for a, b in billing.legacy)
     # each edge keeps the caller's line
     assert billing.edges[(f"{p}.settle", f"{p}.Coupon.redeem")] == {34}
+
+
+STATEMENTS = textwrap.dedent(
+    """\
+    def invoice_lines(invoice):
+        for line in invoice:
+            yield price(line)
+
+
+    def price(line):
+        return line * 2
+
+
+    def total(invoice):
+        lines = invoice_lines(invoice)
+        return sum_lines(lines)
+
+
+    def sum_lines(lines):
+        return sum(x for x in lines)
+    """
+)
+
+RUN_TRACED = textwrap.dedent(
+    """\
+    import importlib, json, os, sys
+    sys.path[:0] = [os.environ["CG_TRACE_ROOT"], os.environ["BENCHMARKS"]]
+    import tracer
+    tracer.pytest_configure(None)
+    importlib.import_module("shopstatements.billing").total([1, 2])
+    tracer.pytest_unconfigure(None)
+    """
+)
+
+
+def test_a_generator_is_called_where_its_function_is_called_not_where_it_runs(tmp_path: Path) -> None:
+    """On 3.12+ the tracer takes a generator's edge from the CALL event at `invoice_lines(invoice)` in
+    `total`; its body runs in `sum_lines`, which is kept as a resumption, not an edge (rule 7)."""
+    python = executed_edges.newer_python(None)
+    if python is None:
+        pytest.skip("no Python 3.12+ (sys.monitoring) on this machine")
+    package = tmp_path / "shopstatements"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "billing.py").write_text(STATEMENTS)
+    out = tmp_path / "edges.json"
+    env = {
+        "CG_TRACE_ROOT": str(tmp_path.resolve()),
+        "CG_TRACE_PACKAGE": "shopstatements",
+        "CG_TRACE_OUT": str(out),
+        "BENCHMARKS": str(BENCHMARKS),
+        "PATH": os.environ.get("PATH", ""),
+    }
+    subprocess.run([python, "-c", RUN_TRACED], env=env, check=True, capture_output=True, text=True)
+    data = json.loads(out.read_text())
+    p = "shopstatements.billing"
+    edges = {(a, b) for a, b, _ in data["edges"]}
+    assert data["tracer"] == "sys.monitoring" and data["generators"] == "called"
+    assert (f"{p}.total", f"{p}.invoice_lines") in edges
+    assert (f"{p}.sum_lines", f"{p}.invoice_lines") not in edges
+    assert [f"{p}.sum_lines", f"{p}.invoice_lines"] in data["resumed"]
+    assert (f"{p}.invoice_lines", f"{p}.price") in edges  # the generator's own calls are its own
+    assert (f"{p}.total", f"{p}.sum_lines") in edges
+    assert data["lazy"] == [f"{p}.invoice_lines"]  # the generator expression is no definition
 
 
 def test_lambda_spans_pick_the_innermost_body() -> None:

@@ -59,7 +59,22 @@ MIN_PER_CATEGORY = 4
 MIN_TOTAL = 110
 BUILTIN = "<builtin>"
 # Implicit calls that are edges (README rule 2 and 6); a traced call into any other dunder is not an edge.
-EDGE_DUNDERS = {"__init__", "__call__", "__iter__", "__next__", "__enter__", "__exit__"}
+EDGE_DUNDERS = {
+    "__init__",
+    "__call__",
+    "__iter__",
+    "__next__",
+    "__enter__",
+    "__exit__",
+    # operators, subscripts and builtins that run a dunder of their operand (rule 6)
+    *("__add__", "__sub__", "__mul__", "__matmul__", "__truediv__", "__floordiv__", "__mod__", "__pow__"),
+    *("__lshift__", "__rshift__", "__and__", "__or__", "__xor__", "__neg__", "__pos__", "__invert__"),
+    *("__iadd__", "__isub__", "__imul__", "__imatmul__", "__itruediv__", "__ifloordiv__", "__imod__"),
+    *("__ipow__", "__ilshift__", "__irshift__", "__iand__", "__ior__", "__ixor__"),
+    *("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__"),
+    *("__getitem__", "__setitem__", "__delitem__", "__len__", "__str__", "__repr__", "__hash__", "__bool__"),
+    *("__abs__", "__reversed__", "__format__", "__int__", "__float__", "__bytes__", "__round__"),
+}
 COMPREHENSIONS = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
 GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 Span = tuple[int, int, int, int]  # first line, last line, first column, end column

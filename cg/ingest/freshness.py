@@ -71,7 +71,9 @@ def affected(
       new one must gain them, a dropped re-export must break its importers');
     - a definition that vanished or whose body changed: every file with an edge into it is
       re-resolved (jedi infers through bodies: what ``make()`` returns decides what ``make().run()``
-      calls), as is every file with an edge into a removed file.
+      calls), as is every file with an edge into a removed file;
+    - a decorator whose body changed: every file that names a definition it decorates (calling
+      ``charge_card`` runs whatever ``@retry_on_decline`` returned).
 
     A body-only edit thus costs its callers, not every file that imports the module. See
     docs/freshness.md for what this leaves out and why."""
@@ -92,6 +94,13 @@ def affected(
         old_text = {s.id: s.text for s in before.symbols} if before else {}
         new_text = {s.id: s.text for s in after.symbols} if after else {}
         targets.update(sid for sid, text in old_text.items() if new_text.get(sid) != text)
+    # a changed decorator changes what calling the definitions it decorates runs (the wrapper it
+    # returns, or the function itself): their callers name only the decorated function, so its name
+    # counts as changed wherever a DECORATES edge leads from a changed definition
+    for entry in state.files.values():
+        for e in entry.edges:
+            if e.type == "DECORATES" and e.src in targets:
+                names.add(e.dst.rsplit("::", 1)[-1].rsplit("~", 1)[0].rsplit(".", 1)[-1])
     names.discard("")
     out: set[str] = set()
     for path, ex in extractions.items():

@@ -32,7 +32,7 @@ from cg.ingest.languages import Extractors
 from cg.ingest.languages.registry import file_module, languages_of_kind, resolved_by_python
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
-from cg.ingest.resolve.python import Resolver, defines_edges, property_names
+from cg.ingest.resolve.python import Resolver, defines_edges, jedi_names
 from cg.ingest.secrets import redactor
 from cg.ingest.state import (
     FileState,
@@ -264,7 +264,7 @@ def resolve_files(
     if settings.resolver == "jedi" and python:
         with progress.stage("jedi", len(python)) as advance:
             jedi = run_jedi(
-                settings.repo, python, property_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
+                settings.repo, python, jedi_names(extractions), settings.jedi_workers, settings.jedi_budget, advance
             )
         if summary is not None:
             report = jedi.report

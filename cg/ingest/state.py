@@ -29,7 +29,7 @@ from cg.graph.store import SCHEMA_VERSION
 from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction
 
 # Bumped whenever extraction, resolution or the stored schema changes what a file yields.
-STATE_VERSION = "3"  # 3: deep code indexed, failures kept per file; 2: MessagePack (1 was a pickle)
+STATE_VERSION = "4"  # 4: operator sites (CallSite.protocol); 3: failures kept per file; 2: MessagePack (1: pickle)
 
 
 @dataclass

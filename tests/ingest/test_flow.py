@@ -564,7 +564,7 @@ def test_a_higher_order_builtin_calls_what_a_call_in_its_slot_returns(tmp_path, 
         assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.due_date_key"]
 
 
-CHECKOUT = '''
+CHECKOUT = """
 class PaymentProvider:
     def capture(self, cents):
         raise NotImplementedError
@@ -595,7 +595,7 @@ class Checkout:
 
 def settle(provider: PaymentProvider, cents):
     return provider.capture(cents)
-'''
+"""
 
 
 @pytest.mark.parametrize("resolver", ["jedi", "name"])
@@ -612,3 +612,72 @@ def test_a_call_on_a_typed_receiver_may_run_every_subclass_override(tmp_path, re
     assert set(cg["checkout.Checkout.pay"]) >= {"checkout.PaymentProvider.capture", *overrides}
     assert set(cg["checkout.settle"]) >= {"checkout.PaymentProvider.capture", *overrides}
     assert cg["checkout.AuditedCardProvider.capture"] == ["checkout.CardProvider.capture"]
+
+
+LEDGER = '''
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __add__(self, other):
+        return Money(self.cents + other.cents)
+
+    def __eq__(self, other):
+        return self.cents == other.cents
+
+
+class Ledger:
+    def __init__(self):
+        self.entries = {}
+
+    def __getitem__(self, account) -> Money:
+        return self.entries[account]
+
+    def __setitem__(self, account, amount):
+        self.entries[account] = amount
+
+    def __contains__(self, account):
+        return account in self.entries
+
+    def __len__(self):
+        return len(self.entries)
+
+
+def post_fee(ledger: Ledger, account, fee: Money):
+    if account in ledger:
+        ledger[account] = ledger[account] + fee
+    return len(ledger)
+
+
+def fee_total(fees: list, fee: Money):
+    count = len(fees) + 1
+    return fee == fee, fees[0], count
+'''
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_operators_subscripts_and_len_run_the_dunders_the_repository_defines(tmp_path, resolver):
+    """`account in ledger`, `ledger[k]`, `ledger[k] = v` and `len(ledger)` on a Ledger run its dunders;
+    `a + b` and `a == b` on Money run Money's; the same operators on a list or an int run nothing of the
+    repository, so they are no edges."""
+    (tmp_path / "ledger.py").write_text(LEDGER)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    ledger = {"ledger.Ledger.__contains__", "ledger.Ledger.__getitem__", "ledger.Ledger.__setitem__"}
+    assert set(cg["ledger.post_fee"]) >= ledger | {"ledger.Ledger.__len__"}
+    assert "ledger.Money.__eq__" in cg["ledger.fee_total"]
+    assert not any(callee.startswith("ledger.Ledger") for callee in cg["ledger.fee_total"])
+    if resolver == "jedi":  # what `ledger[account]` returns is jedi's to infer (the annotation says Money)
+        assert "ledger.Money.__add__" in cg["ledger.post_fee"]
+
+
+def test_a_repository_reached_through_a_symlink_resolves_as_well(tmp_path):
+    """jedi reports module paths with symlinks resolved: indexing through a symlinked folder must map its
+    answers into the repository just the same (it once lost every jedi edge)."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "checkout.py").write_text(CHECKOUT)
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    direct = build_callgraph(load_settings(real, resolver="jedi", jedi_workers=1))
+    linked = build_callgraph(load_settings(tmp_path / "linked", resolver="jedi", jedi_workers=1))
+    assert linked == direct
+    assert "checkout.CardProvider.capture" in linked["checkout.settle"]

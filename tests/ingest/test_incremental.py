@@ -120,7 +120,7 @@ def test_a_re_resolved_file_is_asked_of_jedi_in_full(tmp_path: Path, embedder: E
     files whole (run_jedi asks every position of a file it is given), not a subset of its sites."""
     from cg.ingest import pipeline
     from cg.ingest.resolve.jedi_resolver import positions_of
-    from cg.ingest.resolve.python import property_names
+    from cg.ingest.resolve.python import jedi_names
 
     repo = copy_shop(tmp_path / "shop")
     settings = load_settings(repo, jedi_budget=NO_BUDGET)
@@ -145,7 +145,56 @@ def test_a_re_resolved_file_is_asked_of_jedi_in_full(tmp_path: Path, embedder: E
     assert "shop/payments/service.py" in handed  # it calls is_retryable: re-resolved
     assert "shop/billing/coupons.py" not in handed  # names nothing retry.py defines
     extractions, _ = pipeline.extract_repository(settings)
-    props = property_names(extractions)
+    props = jedi_names(extractions)
     full = {ex.file.path: len(positions_of(ex, props)) for ex in extractions}
     assert handed == {path: full[path] for path in handed}
     assert summary.jedi_sites == sum(handed.values())
+
+
+DECORATED_SHOP = {
+    "payments/__init__.py": "",
+    "payments/retry.py": (
+        "import functools\n\n\n"
+        "def retry_on_decline(charge):\n"
+        '    """Retry a declined charge once."""\n\n'
+        "    @functools.wraps(charge)\n"
+        "    def wrapper(*args, **kwargs):\n"
+        "        try:\n"
+        "            return charge(*args, **kwargs)\n"
+        "        except ValueError:\n"
+        "            return charge(*args, **kwargs)\n\n"
+        "    return wrapper\n"
+    ),
+    "payments/cards.py": (
+        "from payments.retry import retry_on_decline\n\n\n"
+        "@retry_on_decline\n"
+        "def charge_card(amount_cents):\n"
+        "    return amount_cents > 0\n"
+    ),
+    "payments/checkout.py": (
+        "from payments.cards import charge_card\n\n\ndef checkout(cart_total):\n    return charge_card(cart_total)\n"
+    ),
+}
+
+
+def test_a_changed_decorator_re_resolves_the_callers_of_what_it_decorates(tmp_path: Path, embedder: Embedder) -> None:
+    """`checkout()` calls `charge_card`, which `@retry_on_decline` (another file) replaced by its
+    wrapper: the edge is checkout -> wrapper. When the decorator stops wrapping (returns the function
+    itself), checkout's file names neither the decorator nor anything whose interface changed, yet its
+    edge must move to charge_card: the incremental run must give what a full rebuild gives."""
+    repo = tmp_path / "shop"
+    for rel, text in DECORATED_SHOP.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    settings, store = _open("kuzu", repo)
+    try:
+        index_repository(settings, store, embedder)
+        retry = repo / "payments" / "retry.py"
+        retry.write_text(retry.read_text().replace("    return wrapper\n", "    return charge\n"))
+        summary = index_repository(settings, store, embedder)
+        assert summary.mode == "incremental"
+        got = dump(store)
+    finally:
+        store.close()
+    diff = differences(got, _full_rebuild(repo, embedder))
+    assert not diff, "\n".join(diff)

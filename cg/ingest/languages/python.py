@@ -86,6 +86,48 @@ def _callable_slot(callee: str, argument: Node) -> bool:
 
 # Statements that run protocol methods of a value (see _Walker.implicit).
 IMPLICIT_VALUES = frozenset({"with_statement", "for_statement", "for_in_clause", "yield", "raise_statement"})
+# Operators that run a dunder method of their operand (see _Walker.operator). Only the forward method of
+# the left operand (``a + b`` -> ``type(a).__add__``); the reflected ``__radd__`` of the right one runs
+# only when that is missing or declines, which a static reader cannot tell.
+BINARY_DUNDERS = {
+    "+": "__add__",
+    "-": "__sub__",
+    "*": "__mul__",
+    "@": "__matmul__",
+    "/": "__truediv__",
+    "//": "__floordiv__",
+    "%": "__mod__",
+    "**": "__pow__",
+    "<<": "__lshift__",
+    ">>": "__rshift__",
+    "&": "__and__",
+    "|": "__or__",
+    "^": "__xor__",
+}
+COMPARE_DUNDERS = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+UNARY_DUNDERS = {"-": "__neg__", "+": "__pos__", "~": "__invert__"}
+# Builtins that run a dunder of their first argument: len(ledger) -> Ledger.__len__
+BUILTIN_DUNDERS = {
+    "len": "__len__",
+    "str": "__str__",
+    "repr": "__repr__",
+    "hash": "__hash__",
+    "bool": "__bool__",
+    "abs": "__abs__",
+    "reversed": "__reversed__",
+    "format": "__format__",
+    "int": "__int__",
+    "float": "__float__",
+    "bytes": "__bytes__",
+    "round": "__round__",
+}
+# Expressions whose value jedi is asked about for a protocol or an operator (literals, comprehensions and
+# other operators' results are not asked: a literal is never a repository instance, and a chain `a + b + c`
+# keeps the edge of its first operator)
+VALUE_NODES = frozenset({"identifier", "attribute", "call", "subscript", "parenthesized_expression"})
+OPERATOR_NODES = frozenset(
+    {"binary_operator", "comparison_operator", "unary_operator", "augmented_assignment", "subscript"}
+)
 
 
 @dataclass
@@ -333,6 +375,8 @@ class _Walker:
                 )
         elif kind in IMPLICIT_VALUES:
             self.implicit(node, stack[-1].id)
+        elif kind in OPERATOR_NODES:
+            self.operator(node, stack[-1].id)
         elif kind in ("import_statement", "import_from_statement"):
             self.imports(node)
         elif kind == "assignment":
@@ -356,6 +400,11 @@ class _Walker:
             first = args.named_children[0] if args is not None and args.named_children else None
             if first is not None and first.type not in ("keyword_argument", "list_splat", "dictionary_splat"):
                 self.implicit_site(first, owner, expr)
+        if expr in BUILTIN_DUNDERS:  # len(ledger) runs ledger.__len__
+            args = node.child_by_field_name("arguments")
+            first = args.named_children[0] if args is not None and args.named_children else None
+            if first is not None and first.type not in ("keyword_argument", "list_splat", "dictionary_splat"):
+                self.operator_site(first, owner, BUILTIN_DUNDERS[expr])
         if expr in HIGHER_ORDER:  # map(normalize_sku, rows): the builtin calls what it is given
             args = node.child_by_field_name("arguments")
             for arg in args.named_children if args is not None else ():
@@ -395,9 +444,64 @@ class _Walker:
                 line, column = _name_position(value)
                 self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="raise", column=column))
 
+    def operator(self, node: Node, owner: str) -> None:
+        """Operators that call dunder methods without a call in the source: ``a + b`` (``__add__``),
+        ``a == b`` (``__eq__``), ``x in box`` (``box.__contains__``), ``-a``, ``total += fee``
+        (``__iadd__``, else ``__add__``) and subscripts (``ledger[key]`` reads with ``__getitem__``,
+        assigns with ``__setitem__``, ``del`` with ``__delitem__``). Each records its operand as a
+        CallSite ``via="operator"``; the resolver keeps it only when jedi finds the operand to be an
+        instance of a repository class that defines the method."""
+        kind = node.type
+        if kind == "binary_operator":
+            op = node.child_by_field_name("operator")
+            dunder = BINARY_DUNDERS.get(_text(op)) if op is not None else None
+            if dunder:
+                self.operator_site(node.child_by_field_name("left"), owner, dunder)
+        elif kind == "unary_operator":
+            op = node.child_by_field_name("operator")
+            dunder = UNARY_DUNDERS.get(_text(op)) if op is not None else None
+            if dunder:
+                self.operator_site(node.child_by_field_name("argument"), owner, dunder)
+        elif kind == "augmented_assignment":
+            op = node.child_by_field_name("operator")
+            dunder = BINARY_DUNDERS.get(_text(op)[:-1]) if op is not None else None
+            if dunder:
+                self.operator_site(node.child_by_field_name("left"), owner, f"__i{dunder[2:]} {dunder}")
+        elif kind == "comparison_operator":
+            operands = [c for c in node.named_children if c.type != "comment"]
+            for i, op in enumerate(node.children_by_field_name("operators")):
+                if i + 1 >= len(operands):
+                    break
+                text = " ".join(_text(op).split())
+                if text in ("in", "not in"):  # `x in box` asks the container
+                    self.operator_site(operands[i + 1], owner, "__contains__")
+                elif text in COMPARE_DUNDERS:
+                    self.operator_site(operands[i], owner, COMPARE_DUNDERS[text])
+        elif kind == "subscript":
+            parent = node.parent
+            dunders = ["__getitem__"]
+            if parent is not None and parent.type in ("assignment", "augmented_assignment"):
+                if parent.child_by_field_name("left") == node:  # `ledger[key] += fee` reads, then stores
+                    dunders = ["__setitem__"] if parent.type == "assignment" else ["__getitem__", "__setitem__"]
+            elif parent is not None and parent.type in ("delete_statement", "expression_list"):
+                holder = parent if parent.type == "delete_statement" else parent.parent
+                if holder is not None and holder.type == "delete_statement":
+                    dunders = ["__delitem__"]
+            for dunder in dunders:
+                self.operator_site(node.child_by_field_name("value"), owner, dunder)
+
+    def operator_site(self, value: Node | None, owner: str, protocol: str) -> None:
+        """An operand whose dunder method runs: asked of jedi at the expression's end, like a protocol value."""
+        if value is None or value.type not in VALUE_NODES:
+            return  # a literal, a comprehension, another operator's result: nothing known to run
+        line, column = value.end_point[0] + 1, value.end_point[1]
+        self.out.calls.append(
+            CallSite(owner, _callee_expr(value), line, via="operator", column=column, protocol=protocol)
+        )
+
     def implicit_site(self, value: Node, owner: str, via: str) -> None:
         """A value whose protocol method runs: asked of jedi at the expression's end (what it evaluates to)."""
-        if value.type not in ("identifier", "attribute", "call", "subscript", "parenthesized_expression"):
+        if value.type not in VALUE_NODES:
             return  # a literal, a comprehension, an operator: nothing in the repository runs
         line, column = value.end_point[0] + 1, value.end_point[1]
         self.out.calls.append(CallSite(owner, _callee_expr(value), line, via=via, column=column))

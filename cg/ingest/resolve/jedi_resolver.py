@@ -53,7 +53,7 @@ _CALLABLE = {"function", "class", "property"}
 # about the same either way, 693 sites 6.3 s with workers and 9 s in process.
 IN_PROCESS_SITES = 300
 # Sites whose expression's value is asked (``infer``), not the definition of its name (``goto``).
-INFER_ONLY = frozenset({"value", "with", "iter", "next"})
+INFER_ONLY = frozenset({"value", "with", "iter", "next", "operator"})
 _VALUES = _CALLABLE | {"instance"}  # an instance is called through its class's __call__
 
 
@@ -160,7 +160,9 @@ def _init_worker(root: str, parent: int | None = None) -> None:
     # the worker's own interpreter answers questions about compiled (stdlib) modules: no extra
     # subprocess per worker, nothing of the indexed project is imported
     _ENVIRONMENT = jedi.InterpreterEnvironment()
-    _ROOT = Path(root)
+    # resolved: jedi reports module paths with symlinks resolved, so a root reached through a symlink
+    # must be resolved too, or no answer would map into the repository
+    _ROOT = Path(root).resolve()
     # The repository's own folders come before every installed package: indexing click's sources
     # must resolve `import click` to them, not to a click that happens to be installed beside cg.
     own = [str(_ROOT / "src")] if (_ROOT / "src").is_dir() else []
@@ -238,11 +240,15 @@ def resolve_file(task: tuple[str, str, list[Query], float]) -> tuple[str, dict[P
     return path, answers, status
 
 
-def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Query]:
-    """Every place in the file jedi is asked about: call sites, imported names, base classes, and
-    attribute reads whose name is a property somewhere in the repository."""
+def positions_of(ex: FileExtraction, names: frozenset[str]) -> list[Query]:
+    """Every place in the file jedi is asked about: call sites, imported names, base classes, attribute
+    reads whose name is a property somewhere in the repository, and operands of operators whose dunder
+    some repository class defines (``names`` holds both: cg/ingest/resolve/python.py ``jedi_names``);
+    an ``a + b`` in a repository without ``__add__`` costs nothing."""
     seen: dict[Position, bool] = {}
     for call in ex.calls:
+        if call.via == "operator" and not any(name in names for name in call.protocol.split()):
+            continue
         seen[(call.line, call.column)] = call.via in INFER_ONLY
     for imp in ex.imports:
         if imp.name != "*":
@@ -250,7 +256,7 @@ def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Que
     for base in ex.bases:
         seen.setdefault((base.line, base.column), False)
     for read in ex.attribute_reads:
-        if read.attr in property_names:
+        if read.attr in names:
             seen.setdefault((read.line, read.column), False)
     return [(line, column, infer_only) for (line, column), infer_only in seen.items()]
 
@@ -258,7 +264,7 @@ def positions_of(ex: FileExtraction, property_names: frozenset[str]) -> list[Que
 def run_jedi(
     root: Path,
     extractions: list[FileExtraction],
-    property_names: frozenset[str],
+    names: frozenset[str],
     workers: int,
     budget: float,
     progress=None,
@@ -270,7 +276,7 @@ def run_jedi(
     for ex in extractions:
         if not resolved_by_python(ex.file.language):
             continue
-        positions = positions_of(ex, property_names)
+        positions = positions_of(ex, names)
         if positions:
             tasks.append((ex.file.path, str(root / ex.file.path), positions, budget))
     report.files = len(tasks)

@@ -46,6 +46,18 @@ def property_names(extractions: list[FileExtraction]) -> frozenset[str]:
     return frozenset(sym.name for ex in extractions for sym in ex.symbols if is_property(sym))
 
 
+def jedi_names(extractions: list[FileExtraction]) -> frozenset[str]:
+    """The names that make a site worth asking jedi about: properties (a read of ``obj.total`` may run a
+    getter) and the dunder methods the repository's classes define (``a + b`` may run ``__add__``)."""
+    dunders = {
+        sym.name
+        for ex in extractions
+        for sym in ex.symbols
+        if sym.kind == "method" and sym.name.startswith("__") and sym.name.endswith("__")
+    }
+    return property_names(extractions) | dunders
+
+
 def defines_edges(ex: FileExtraction) -> list[Edge]:
     """File -> module symbol and top-level definitions, definition -> what it encloses."""
     edges = []
@@ -146,7 +158,7 @@ class Application:
 # Method names a value of a builtin type also has: a call of one on an untyped parameter is never guessed.
 _BUILTIN_TYPES = (object, list, dict, set, frozenset, str, bytes, bytearray, int, float, tuple)
 _BUILTIN_METHODS = frozenset(name for kind in _BUILTIN_TYPES for name in dir(kind))
-IMPLICIT = frozenset({"with", "iter", "next", "raise"})  # CallSite.via of statements that run dunder methods
+IMPLICIT = frozenset({"with", "iter", "next", "raise", "operator"})  # CallSite.via of code that runs dunders
 
 
 def _callable_value(target: Target) -> bool:
@@ -782,6 +794,8 @@ class Resolver:
                 found = [named] if named is not None and named.resolved_by != "annotation" else []
             classes = [t for t in found if t.symbol is not None and t.symbol.kind == "class"]
             return [t2 for t in classes for t2 in (t, *self._constructor(t))]
+        if call.via == "operator":
+            return self.operator_targets(call, caller)
         instances = self._jedi(caller.path, call.line, call.column, instances=True)
         classes = [t for t in instances if t.symbol is not None and t.symbol.kind == "class"]
         if not classes and not instances:
@@ -802,6 +816,55 @@ class Resolver:
                 method = self.member(cls.symbol, name)
                 if method is not None and all(t.id != method.id for t in out):
                     out.append(Target(method.id, "Symbol", cls.resolved_by, method))
+        return out
+
+    def operator_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """The dunder an operator, a subscript or a builtin like ``len()`` runs on its operand: the first
+        of ``call.protocol``'s methods that the operand's class defines or inherits. The operand must be
+        an *instance* of a repository class, as jedi infers it or as an annotation states it: ``Ledger[int]``
+        on the class itself is a generic alias, not ``__getitem__``. Builtin operands are left alone."""
+        names = call.protocol.split()
+        classes = self._instance_classes(caller.path, call.line, call.column)
+        if not classes and self.jedi is not None and self.jedi.get(caller.path, call.line, call.column):
+            return []  # jedi knows the operand (an int, a str, a class): nothing of the repository runs
+        if not classes:
+            stated = self.stated_class(call.callee, caller)
+            classes = [stated] if stated is not None else []
+        out: list[Target] = []
+        for cls in classes:
+            if cls.symbol is None:
+                continue
+            method = next((m for name in names if (m := self.member(cls.symbol, name)) is not None), None)
+            if method is not None and all(t.id != method.id for t in out):
+                out.append(Target(method.id, "Symbol", cls.resolved_by, method))
+        return out
+
+    def stated_class(self, expr: str, scope: Symbol) -> Target | None:
+        """The repository class the source states for the value ``expr``: a parameter's or a local's
+        annotation or constructor (``ledger: Ledger``, ``ledger = Ledger()``), ``self.ledger``'s in the
+        class, or a constructor call written in place (``Ledger()``)."""
+        typed = None
+        if expr.isidentifier():
+            typed = self.typed_name(expr, scope)
+        elif expr.startswith("self.") and expr[5:].isidentifier():
+            cls = self.enclosing_class(scope)
+            typed = self.typed_name(expr, cls) if cls is not None else None
+        elif expr.endswith("()") and expr[:-2].replace(".", "").isidentifier():
+            named = self.resolve_expr(expr[:-2], scope)
+            if named is not None and named.symbol is not None and named.symbol.kind == "class":
+                return Target(named.symbol.id, "Symbol", named.resolved_by, named.symbol)
+        klass = self.type_of(*typed) if typed is not None else None
+        return Target(klass.id, "Symbol", "annotation", klass) if klass is not None and klass.kind == "class" else None
+
+    def _instance_classes(self, path: str, line: int, column: int) -> list[Target]:
+        """The repository classes of which jedi says the value at (line, column) is an instance."""
+        if self.jedi is None:
+            return []
+        out: list[Target] = []
+        for _full, rel, def_line, kind, name, _col in self.jedi.get(path, line, column) or ():
+            sym = self.by_def_line.get((rel, def_line)) if rel and kind == "instance" else None
+            if sym is not None and sym.kind == "class" and sym.name == name and all(t.id != sym.id for t in out):
+                out.append(Target(sym.id, "Symbol", "jedi", sym))
         return out
 
     def unique_method(self, call: CallSite, caller: Symbol) -> Target | None:
