@@ -127,19 +127,26 @@ def index(
             _fail(f"--strict: {len(problems)} file(s) were not fully indexed")
 
 
+def _n(count: int, noun: str, plural: str = "") -> str:
+    """``1 commit``, ``2 commits``: a count with its noun agreeing (the nouns here are regular English;
+    a pluralising library would be a dependency for one letter)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def _summary_text(s) -> str:
     edges = ", ".join(f"{v} {k}" for k, v in sorted(s.edges.items()))
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in s.seconds.items())
     if s.mode == "incremental":
         head = (
             f"updated {s.backend}: {s.changed} changed, {s.added} added, {s.removed_files} removed files;"
-            f" {s.affected} unchanged files re-resolved ({secs})"
+            f" {_n(s.affected, 'unchanged file')} re-resolved ({secs})"
             if s.changed or s.added or s.removed_files
             else f"up to date: nothing changed since the last run ({secs})"
         )
-        index_line = f"index: {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges}"
+        index_line = f"index: {_n(s.files, 'file')}, {_n(s.symbols, 'definition')} (+{_n(s.chunks, 'chunk')}), {edges}"
     else:
-        head = f"indexed {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges} into {s.backend}"
+        head = f"indexed {_n(s.files, 'file')}, {_n(s.symbols, 'definition')} (+{_n(s.chunks, 'chunk')}), {edges}"
+        head += f" into {s.backend}"
         head += f" ({secs})"
         index_line = ""
     lines = [
@@ -153,14 +160,14 @@ def _summary_text(s) -> str:
     if index_line:
         lines.insert(1, index_line)
     if s.doc_sections or s.commits:
-        lines.append(f"docs: {s.doc_sections} sections; history: {s.commits} commits ({s.commits_new} new)")
+        lines.append(f"docs: {_n(s.doc_sections, 'section')}; history: {_n(s.commits, 'commit')} ({s.commits_new} new)")
     if len(s.languages) > 1:
         lines.insert(1, "languages: " + ", ".join(f"{n} {language}" for language, n in s.languages.items()))
     if s.resolver == "jedi" and s.jedi_sites:
         lines.insert(
             2,
-            f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites"
-            + (f" with {s.jedi_workers} workers" if s.jedi_workers else " in process")
+            f"jedi: answered {s.jedi_answered} of {_n(s.jedi_sites, 'site')}"
+            + (f" with {_n(s.jedi_workers, 'worker')}" if s.jedi_workers else " in process")
             + (f"; over the time budget, fell back to names: {', '.join(s.jedi_timed_out)}" if s.jedi_timed_out else "")
             + (f"; failed: {len(s.jedi_failed)} ({'; '.join(s.jedi_failed[:3])})" if s.jedi_failed else ""),
         )
@@ -182,7 +189,7 @@ def _summary_text(s) -> str:
         shown = "; ".join(where[:5]) + (f"; and {len(where) - 5} more" if len(where) > 5 else "")
         lines.append(f"secrets redacted before storing: {s.secrets_redacted} ({shown})")
     if s.removed_files and s.mode == "full":
-        lines.append(f"removed {s.removed_files} files that no longer exist")
+        lines.append(f"removed {_n(s.removed_files, 'file that no longer exists', 'files that no longer exist')}")
     return "\n".join(lines)
 
 
@@ -429,7 +436,8 @@ def callgraph(
     resolver: Annotated[str | None, typer.Option("--resolver", help="jedi (default) or name.")] = None,
     no_external: Annotated[bool, typer.Option("--no-external", help="Only calls into the repository.")] = False,
 ) -> None:
-    """The call graph as {caller: [callees]} by fully-qualified name, straight from the source (no index)."""
+    # help text is rich markup: "\\[" prints a literal "[" (tests/cli/test_terminal.py checks every string)
+    """The call graph as {caller: \\[callees]} by fully-qualified name, straight from the source (no index)."""
     from cg.api import callgraph as build
 
     with _errors():
@@ -465,11 +473,11 @@ def _status_text(st) -> str:
     c = st.counts
     lines = [f"{st.repo} ({st.backend}), indexed {st.indexed_at or 'never'}"]
     if st.indexed_head:
-        behind = f", {st.commits_since} commits behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
+        behind = f", {_n(st.commits_since, 'commit')} behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
         lines.append(f"from commit {st.indexed_head[:10]}{behind}")
     lines.append(
-        f"{c.get('File', 0)} files, {c.get('Symbol', 0)} definitions, {c.get('Doc', 0)} doc sections,"
-        f" {c.get('Commit', 0)} commits, {c.get('CALLS', 0)} calls"
+        f"{_n(c.get('File', 0), 'file')}, {_n(c.get('Symbol', 0), 'definition')}, {_n(c.get('Doc', 0), 'doc section')},"
+        f" {_n(c.get('Commit', 0), 'commit')}, {_n(c.get('CALLS', 0), 'call')}"
     )
     if st.fresh:
         lines.append("up to date with the working tree")
