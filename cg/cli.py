@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
+import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,6 +44,77 @@ RepoKeyOpt = Annotated[
     ),
 ]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")]
+
+
+_OPTIONS: dict[str, bool] = {"no_pager": False}  # global options, set by the app's callback
+
+
+@app.callback()
+def _global_options(
+    no_pager: Annotated[
+        bool,
+        typer.Option(
+            "--no-pager", help="Print answers straight to the terminal, not through $CG_PAGER, $PAGER or less."
+        ),
+    ] = False,
+) -> None:
+    _OPTIONS["no_pager"] = no_pager
+
+
+class _CommandPager:
+    """A long answer on a terminal goes through a pager, as git's do: ``$CG_PAGER``, else ``$PAGER``, else
+    ``less -R``; ``LESS=FRX`` unless the user set ``LESS`` (quit at once when the answer fits one screen,
+    keep colours, leave the text on the screen), so a short answer prints as if there were no pager.
+    Never when stdout is not a terminal, with ``--json`` or with ``--no-pager``; an empty pager or
+    ``cat`` turns it off.
+
+    It is a ``rich.pager.Pager``, handed to rich's ``console.pager()``: rich renders the Markdown of
+    ``cg explain`` at the terminal's width with its styles into the pager, which a plain pipe of our
+    text could not. rich's own default (``SystemPager``) is not used: it is pydoc's pager, which reads
+    neither ``$CG_PAGER`` nor sets ``LESS=FRX``, so a three-line answer would take over the screen."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+
+    @staticmethod
+    def chosen() -> _CommandPager | None:
+        """The pager to use for this run, or None to print straight to stdout."""
+        if _OPTIONS["no_pager"] or not sys.stdout.isatty() or os.environ.get("TERM") == "dumb":
+            return None
+        spec = os.environ.get("CG_PAGER", os.environ.get("PAGER", "less -R")).strip()
+        try:
+            command = shlex.split(spec)
+        except ValueError:
+            command = []
+        return _CommandPager(command) if command and command != ["cat"] else None
+
+    def show(self, content: str) -> None:
+        env = {**os.environ, "LESS": os.environ.get("LESS", "FRX"), "LV": os.environ.get("LV", "-c")}
+        try:
+            proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, env=env)
+        except OSError:  # no such pager: the answer still reaches the terminal
+            sys.stdout.write(content)
+            sys.stdout.flush()
+            return
+        assert proc.stdin is not None
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the pager (less)
+        try:
+            proc.stdin.write(content.encode(sys.stdout.encoding or "utf-8", "replace"))
+            proc.stdin.close()
+        except BrokenPipeError:  # quit before reading it all
+            pass
+        finally:
+            proc.wait()
+            signal.signal(signal.SIGINT, interrupt)
+
+
+def _print_text(text: str) -> None:
+    """A text answer, through the pager on a terminal (see ``_CommandPager``)."""
+    pager = _CommandPager.chosen()
+    if pager is None:
+        typer.echo(text)
+    else:
+        pager.show(text if text.endswith("\n") else text + "\n")
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -209,7 +283,7 @@ def _answer(
         if as_json:
             _emit(result.as_dict())
         else:
-            typer.echo(render(result))
+            _print_text(render(result))
 
 
 @app.command("search")
@@ -253,12 +327,17 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="markdown (defaul
 
 
 def _print_markdown(text: str) -> None:
-    """Rich rendering on a terminal, the plain Markdown text when piped."""
+    """Rich rendering on a terminal (through the pager), the plain Markdown text when piped."""
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(text))
+        console, pager = Console(), _CommandPager.chosen()
+        if pager is None:
+            console.print(Markdown(text))
+        else:
+            with console.pager(pager, styles=True):
+                console.print(Markdown(text))
     else:
         typer.echo(text, nl=False)
 
