@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.pager import Pager
 
 from cg.api import CypherResult, Index, open_index, quiet_model_loading
 from cg.errors import CgError, UserError
@@ -61,7 +62,7 @@ def _global_options(
     _OPTIONS["no_pager"] = no_pager
 
 
-class _CommandPager:
+class _CommandPager(Pager):
     """A long answer on a terminal goes through a pager, as git's do: ``$CG_PAGER``, else ``$PAGER``, else
     ``less -R``; ``LESS=FRX`` unless the user set ``LESS`` (quit at once when the answer fits one screen,
     keep colours, leave the text on the screen), so a short answer prints as if there were no pager.
