@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
+import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.pager import Pager
 
 from cg.api import CypherResult, Index, open_index, quiet_model_loading
 from cg.errors import CgError, UserError
@@ -41,6 +45,77 @@ RepoKeyOpt = Annotated[
     ),
 ]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")]
+
+
+_OPTIONS: dict[str, bool] = {"no_pager": False}  # global options, set by the app's callback
+
+
+@app.callback()
+def _global_options(
+    no_pager: Annotated[
+        bool,
+        typer.Option(
+            "--no-pager", help="Print answers straight to the terminal, not through $CG_PAGER, $PAGER or less."
+        ),
+    ] = False,
+) -> None:
+    _OPTIONS["no_pager"] = no_pager
+
+
+class _CommandPager(Pager):
+    """A long answer on a terminal goes through a pager, as git's do: ``$CG_PAGER``, else ``$PAGER``, else
+    ``less -R``; ``LESS=FRX`` unless the user set ``LESS`` (quit at once when the answer fits one screen,
+    keep colours, leave the text on the screen), so a short answer prints as if there were no pager.
+    Never when stdout is not a terminal, with ``--json`` or with ``--no-pager``; an empty pager or
+    ``cat`` turns it off.
+
+    It is a ``rich.pager.Pager``, handed to rich's ``console.pager()``: rich renders the Markdown of
+    ``cg explain`` at the terminal's width with its styles into the pager, which a plain pipe of our
+    text could not. rich's own default (``SystemPager``) is not used: it is pydoc's pager, which reads
+    neither ``$CG_PAGER`` nor sets ``LESS=FRX``, so a three-line answer would take over the screen."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+
+    @staticmethod
+    def chosen() -> _CommandPager | None:
+        """The pager to use for this run, or None to print straight to stdout."""
+        if _OPTIONS["no_pager"] or not sys.stdout.isatty() or os.environ.get("TERM") == "dumb":
+            return None
+        spec = os.environ.get("CG_PAGER", os.environ.get("PAGER", "less -R")).strip()
+        try:
+            command = shlex.split(spec)
+        except ValueError:
+            command = []
+        return _CommandPager(command) if command and command != ["cat"] else None
+
+    def show(self, content: str) -> None:
+        env = {**os.environ, "LESS": os.environ.get("LESS", "FRX"), "LV": os.environ.get("LV", "-c")}
+        try:
+            proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, env=env)
+        except OSError:  # no such pager: the answer still reaches the terminal
+            sys.stdout.write(content)
+            sys.stdout.flush()
+            return
+        assert proc.stdin is not None
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the pager (less)
+        try:
+            proc.stdin.write(content.encode(sys.stdout.encoding or "utf-8", "replace"))
+            proc.stdin.close()
+        except BrokenPipeError:  # quit before reading it all
+            pass
+        finally:
+            proc.wait()
+            signal.signal(signal.SIGINT, interrupt)
+
+
+def _print_text(text: str) -> None:
+    """A text answer, through the pager on a terminal (see ``_CommandPager``)."""
+    pager = _CommandPager.chosen()
+    if pager is None:
+        typer.echo(text)
+    else:
+        pager.show(text if text.endswith("\n") else text + "\n")
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -127,19 +202,26 @@ def index(
             _fail(f"--strict: {len(problems)} file(s) were not fully indexed")
 
 
+def _n(count: int, noun: str, plural: str = "") -> str:
+    """``1 commit``, ``2 commits``: a count with its noun agreeing (the nouns here are regular English;
+    a pluralising library would be a dependency for one letter)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def _summary_text(s) -> str:
     edges = ", ".join(f"{v} {k}" for k, v in sorted(s.edges.items()))
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in s.seconds.items())
     if s.mode == "incremental":
         head = (
             f"updated {s.backend}: {s.changed} changed, {s.added} added, {s.removed_files} removed files;"
-            f" {s.affected} unchanged files re-resolved ({secs})"
+            f" {_n(s.affected, 'unchanged file')} re-resolved ({secs})"
             if s.changed or s.added or s.removed_files
             else f"up to date: nothing changed since the last run ({secs})"
         )
-        index_line = f"index: {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges}"
+        index_line = f"index: {_n(s.files, 'file')}, {_n(s.symbols, 'definition')} (+{_n(s.chunks, 'chunk')}), {edges}"
     else:
-        head = f"indexed {s.files} files, {s.symbols} definitions (+{s.chunks} chunks), {edges} into {s.backend}"
+        head = f"indexed {_n(s.files, 'file')}, {_n(s.symbols, 'definition')} (+{_n(s.chunks, 'chunk')}), {edges}"
+        head += f" into {s.backend}"
         head += f" ({secs})"
         index_line = ""
     lines = [
@@ -153,14 +235,14 @@ def _summary_text(s) -> str:
     if index_line:
         lines.insert(1, index_line)
     if s.doc_sections or s.commits:
-        lines.append(f"docs: {s.doc_sections} sections; history: {s.commits} commits ({s.commits_new} new)")
+        lines.append(f"docs: {_n(s.doc_sections, 'section')}; history: {_n(s.commits, 'commit')} ({s.commits_new} new)")
     if len(s.languages) > 1:
         lines.insert(1, "languages: " + ", ".join(f"{n} {language}" for language, n in s.languages.items()))
     if s.resolver == "jedi" and s.jedi_sites:
         lines.insert(
             2,
-            f"jedi: answered {s.jedi_answered} of {s.jedi_sites} sites"
-            + (f" with {s.jedi_workers} workers" if s.jedi_workers else " in process")
+            f"jedi: answered {s.jedi_answered} of {_n(s.jedi_sites, 'site')}"
+            + (f" with {_n(s.jedi_workers, 'worker')}" if s.jedi_workers else " in process")
             + (f"; over the time budget, fell back to names: {', '.join(s.jedi_timed_out)}" if s.jedi_timed_out else "")
             + (f"; failed: {len(s.jedi_failed)} ({'; '.join(s.jedi_failed[:3])})" if s.jedi_failed else ""),
         )
@@ -182,7 +264,7 @@ def _summary_text(s) -> str:
         shown = "; ".join(where[:5]) + (f"; and {len(where) - 5} more" if len(where) > 5 else "")
         lines.append(f"secrets redacted before storing: {s.secrets_redacted} ({shown})")
     if s.removed_files and s.mode == "full":
-        lines.append(f"removed {s.removed_files} files that no longer exist")
+        lines.append(f"removed {_n(s.removed_files, 'file that no longer exists', 'files that no longer exist')}")
     return "\n".join(lines)
 
 
@@ -202,7 +284,7 @@ def _answer(
         if as_json:
             _emit(result.as_dict())
         else:
-            typer.echo(render(result))
+            _print_text(render(result))
 
 
 @app.command("search")
@@ -246,12 +328,17 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", help="markdown (defaul
 
 
 def _print_markdown(text: str) -> None:
-    """Rich rendering on a terminal, the plain Markdown text when piped."""
+    """Rich rendering on a terminal (through the pager), the plain Markdown text when piped."""
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(text))
+        console, pager = Console(), _CommandPager.chosen()
+        if pager is None:
+            console.print(Markdown(text))
+        else:
+            with console.pager(pager, styles=True):
+                console.print(Markdown(text))
     else:
         typer.echo(text, nl=False)
 
@@ -429,7 +516,8 @@ def callgraph(
     resolver: Annotated[str | None, typer.Option("--resolver", help="jedi (default) or name.")] = None,
     no_external: Annotated[bool, typer.Option("--no-external", help="Only calls into the repository.")] = False,
 ) -> None:
-    """The call graph as {caller: [callees]} by fully-qualified name, straight from the source (no index)."""
+    # help text is rich markup: "\\[" prints a literal "[" (tests/cli/test_terminal.py checks every string)
+    """The call graph as {caller: \\[callees]} by fully-qualified name, straight from the source (no index)."""
     from cg.api import callgraph as build
 
     with _errors():
@@ -465,11 +553,11 @@ def _status_text(st) -> str:
     c = st.counts
     lines = [f"{st.repo} ({st.backend}), indexed {st.indexed_at or 'never'}"]
     if st.indexed_head:
-        behind = f", {st.commits_since} commits behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
+        behind = f", {_n(st.commits_since, 'commit')} behind HEAD {st.head[:10]}" if st.head != st.indexed_head else ""
         lines.append(f"from commit {st.indexed_head[:10]}{behind}")
     lines.append(
-        f"{c.get('File', 0)} files, {c.get('Symbol', 0)} definitions, {c.get('Doc', 0)} doc sections,"
-        f" {c.get('Commit', 0)} commits, {c.get('CALLS', 0)} calls"
+        f"{_n(c.get('File', 0), 'file')}, {_n(c.get('Symbol', 0), 'definition')}, {_n(c.get('Doc', 0), 'doc section')},"
+        f" {_n(c.get('Commit', 0), 'commit')}, {_n(c.get('CALLS', 0), 'call')}"
     )
     if st.fresh:
         lines.append("up to date with the working tree")

@@ -45,3 +45,45 @@ def commit_history(repo: Path) -> Path:
     retry.write_text(original)
     git(repo, "commit", "-q", "-am", CAP_MESSAGE, when=1_760_000_000)
     return repo
+
+
+RELEASE_TOOL = (
+    '"""Release tooling of the platform repository: tags a version."""\n\n\n'
+    "def tag_release(version: str) -> str:\n"
+    '    return f"v{version}"\n'
+)
+
+
+def commit_nested_history(outer: Path, shop: Path) -> list[str]:
+    """A platform repository ``outer`` holding the shop copy ``shop`` as a subfolder (as examples/shop
+    sits in the cg clone): release tooling committed before, between and beside the shop's own two
+    commits. The subjects of all five commits, newest first; three touch the shop."""
+    retry = shop / "shop" / "payments" / "retry.py"
+    original = retry.read_text()
+    if CAPPED not in original:
+        raise RuntimeError(f"examples/shop changed: {CAPPED.strip()!r} is no longer in {retry.name}")
+    tools = outer / "tools"
+    tools.mkdir(parents=True)
+    git(outer, "init", "-q", "-b", "main")
+    (tools / "release.py").write_text(RELEASE_TOOL)
+    (outer / "CHANGELOG.md").write_text("# Changelog\n\n- Release tooling\n")
+    git(outer, "add", "--", "tools", "CHANGELOG.md")
+    git(outer, "commit", "-q", "-m", "Add release tooling", when=1_740_000_000)
+    retry.write_text(original.replace(CAPPED, UNCAPPED))
+    git(outer, "add", "--", str(shop.relative_to(outer)))
+    git(outer, "commit", "-q", "-m", "Import the shop payments service", when=1_750_000_000)
+    (tools / "release.py").write_text(RELEASE_TOOL + "\n\ndef next_patch(version: str) -> str:\n    return version\n")
+    git(outer, "commit", "-q", "-am", "Release tooling: next patch version", when=1_755_000_000)
+    retry.write_text(original)
+    git(outer, "commit", "-q", "-am", CAP_MESSAGE, when=1_760_000_000)
+    (outer / "CHANGELOG.md").write_text("# Changelog\n\n- Release tooling\n- Shop: document retries\n")
+    readme = shop / "README.md"
+    readme.write_text(readme.read_text() + "\nRetries are capped at three days.\n")
+    git(outer, "commit", "-q", "-am", "Document the retry cap in the changelog and the shop README", when=1_765_000_000)
+    return [
+        "Document the retry cap in the changelog and the shop README",
+        CAP_MESSAGE.splitlines()[0],
+        "Release tooling: next patch version",
+        "Import the shop payments service",
+        "Add release tooling",
+    ]

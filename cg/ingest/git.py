@@ -97,9 +97,11 @@ def changed_since(repo: Path, rev: str) -> set[str]:
 
 
 def commits_since(repo: Path, rev: str) -> int:
+    """How many commits on HEAD after ``rev`` touch ``repo`` (a folder inside a bigger repository
+    counts its own commits only)."""
     if not rev or rev.startswith("-"):
         return 0
-    out = _git(repo, "rev-list", "--count", "--end-of-options", f"{rev}..HEAD")
+    out = _git(repo, "rev-list", "--count", "--end-of-options", f"{rev}..HEAD", "--", ".")
     return int(out.strip()) if out and out.strip().isdigit() else 0
 
 
@@ -119,6 +121,8 @@ def last_commit_times(repo: Path, paths: set[str], max_commits: int = 20000) -> 
                 "--relative",
                 "--no-renames",
                 f"-n{max_commits}",
+                "--",
+                ".",
             ),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -193,8 +197,12 @@ _MARK = "\x1ecg-commit\x1f"
 
 
 def recent_commits(repo: Path, limit: int) -> list[CommitInfo]:
-    """The newest ``limit`` commits on HEAD with their messages and the new-side line ranges of
-    every hunk (``git log -p -U0``; merges contribute their message, not a diff)."""
+    """The newest ``limit`` commits on HEAD that touch ``repo`` with their messages and the new-side
+    line ranges of every hunk (``git log -p -U0``; merges contribute their message, not a diff).
+
+    ``repo`` may be a folder inside a bigger repository (examples/shop in the cg clone): the pathspec
+    ``-- .`` keeps the commits that touch the folder (not the whole repository's), and ``--relative``
+    names their paths from it and drops the parts of a commit outside it."""
     if limit <= 0 or not head(repo):
         return []
     out = _git(
@@ -209,6 +217,8 @@ def recent_commits(repo: Path, limit: int) -> list[CommitInfo]:
         "--no-ext-diff",
         "--no-textconv",
         f"--format={_MARK}%H%x1f%an%x1f%ct%x1f%B%x1e",
+        "--",
+        ".",
     )
     if not out:
         return []

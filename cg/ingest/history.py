@@ -45,7 +45,9 @@ def read_history(
     infos = git.recent_commits(repo, limit)
     known = saved.commits if saved is not None else {}
     todo = [i for i in infos if i.sha not in known]
-    specs = sorted({f"{i.sha}:{p}" for i in todo for p in i.hunks if extractor_for(language_for(p) or "")})
+    # "rev:./path" names the path from ``repo``, which may be a folder inside the repository (a bare
+    # "rev:path" is read from the repository's top)
+    specs = sorted({f"{i.sha}:./{p}" for i in todo for p in i.hunks if extractor_for(language_for(p) or "")})
     blobs = git.blobs_at(repo, specs)
     commits: dict[str, CommitRecord] = {}
     new: list[CommitRecord] = []
@@ -57,7 +59,7 @@ def read_history(
         touches: list[tuple[str, str]] = []
         for path, ranges in sorted(info.hunks.items()):
             touches.append((path, ""))
-            data = blobs.get(f"{info.sha}:{path}")
+            data = blobs.get(f"{info.sha}:./{path}")
             language = language_for(path) or ""
             extractor = extractor_for(language)
             if data is None or extractor is None:

@@ -17,10 +17,13 @@ _TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__"})
 
 
 def citation(node: dict[str, Any]) -> str:
-    """``[path:start-end]``, the form every answer cites code in."""
+    """``[path:start-end]``, the form every answer cites code in (a definition, a doc section). The end
+    is never before the start: an empty file, or a node stored with a bad end, reads ``[path:1-1]``."""
     if not node.get("path"):
         return "[external]"
-    return f"[{node['path']}:{node['start_line']}-{node['end_line']}]"
+    start = max(int(node.get("start_line") or 1), 1)
+    end = max(int(node.get("end_line") or 0), start)
+    return f"[{node['path']}:{start}-{end}]"
 
 
 def short_id(symbol_id: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from cg.embed import Embedder
 from cg.graph.store import GraphReader
+from cg.queries.lookup import citation
 from cg.queries.query import Query
 from cg.queries.search import CANDIDATES, bm25, rrf
 
@@ -42,7 +43,7 @@ class Source:
 
 def _citation(kind: str, node: dict[str, Any]) -> str:
     if kind == "doc":
-        return f"[{node['path']}:{node['start_line']}-{node['end_line']}]"
+        return citation(node)
     day = time.strftime("%Y-%m-%d", time.gmtime(int(node.get("committed_at") or 0)))
     return f"[commit {node['short']} {day}]"
 

@@ -59,6 +59,15 @@ def test_a_config_file_that_does_not_parse_still_indexes():
     assert list(units(ex)) == ["retry", "webhooks"]
 
 
+def test_keys_sharing_one_line_end_where_they_start():
+    """A minified JSON document holds every key on line 1: each is cited 1-1, never 1-0."""
+    data = b'{"type": "service_account", "project_id": "shop-invoices", "client_email": "invoices@shop"}'
+    ex = extract("deploy/invoices-sa.json", "json", data=data)
+    assert units(ex) == {"type": (1, 1), "project_id": (1, 1), "client_email": (1, 1)}
+    assert all(s.end_line >= s.start_line for s in ex.symbols)
+    assert units(extract("deploy/empty.json", "json", data=b"")) == {}
+
+
 def test_language_by_extension_name_and_shebang(tmp_path: Path):
     assert detect_language("billing.ts", b"") == "typescript"
     assert detect_language("Dockerfile", b"FROM alpine\n") == "dockerfile"

@@ -155,7 +155,8 @@ class ConfigExtractor:
         seen: dict[str, int] = {}
         spans: dict[int, tuple[int, str]] = {}
         for index, (row, name) in enumerate(units):
-            end = units[index + 1][0] - 1 if index + 1 < len(units) else len(lines) - 1
+            # up to the line before the next unit; keys sharing a line (minified JSON) end on it
+            end = max(units[index + 1][0] - 1, row) if index + 1 < len(units) else len(lines) - 1
             while end > row and (not lines[end].strip() or lines[end].strip().startswith(comment)):
                 end -= 1  # trailing blanks and the next unit's leading comment
             start = row
