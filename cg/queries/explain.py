@@ -444,8 +444,9 @@ def _spend_budget(result: Explanation) -> None:
         if result.omitted and full != trimmed[i]:
             continue  # definitions were dropped: no body is shown in full
         extra = len(full) - len(trimmed[i])
-        if extra <= 0:
-            result.nodes[i].code_state = "full"
+        if extra <= 0:  # nothing was cut, or the cut saved nothing: the whole body costs no more
+            result.nodes[i].code, result.nodes[i].code_state = full, "full"
+            used += extra
         elif used + extra <= budget:
             result.nodes[i].code, result.nodes[i].code_state = full, "full"
             used += extra
@@ -475,7 +476,10 @@ def trim_body(text: str, node: dict[str, Any]) -> str:
     body = next((line for line in lines[end:] if line.strip()), "    ")
     indent = " " * (len(body) - len(body.lstrip()))
     more = f"{rest} more line{'s' if rest != 1 else ''}"
-    return "\n".join([*lines[:end], f"{indent}...  # {more} (trimmed by the token budget)"])
+    marker = f"{indent}...  # {more} (trimmed by the token budget)"
+    if len(marker) >= len("\n".join(lines[end:])):
+        return text  # the marker would cost as much as the lines it replaces: keep them
+    return "\n".join([*lines[:end], marker])
 
 
 def render_markdown(result: Explanation) -> str:

@@ -241,6 +241,10 @@ def test_symbol_lookup_rules(indexed_shop):
     assert unknown.returncode == 1 and unknown.stderr.strip().splitlines() == [
         "cg: no definition matches 'nosuch_thing' (try a qualified name, path:line or `cg search`)"
     ]
+    typo = cg_command("impact", "PaymentService.charge_invoce", "--repo", str(repo), check=False)
+    assert typo.returncode == 1 and typo.stderr.strip().splitlines() == [
+        "cg: no definition matches 'PaymentService.charge_invoce'; did you mean PaymentService.charge_invoice?"
+    ]
     nowhere = cg_command("impact", "shop/payments/retry.py:999", "--repo", str(repo), check=False)
     assert nowhere.returncode == 1 and "no definition at shop/payments/retry.py:999" in nowhere.stderr
 

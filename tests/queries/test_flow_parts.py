@@ -40,9 +40,11 @@ def test_hub_penalty_spares_ordinary_callees_and_grows_slowly():
 
 
 def test_trim_body_keeps_signature_and_docstring():
-    text = 'def f(\n    a,\n) -> int:\n    """Doc line.\n\n    More doc.\n    """\n    x = 1\n    return x\n'
+    text = 'def f(\n    a,\n) -> int:\n    """Doc line.\n\n    More doc.\n    """\n    total = sum(line.amount_cents for line in lines)\n    return total - discount\n'
     trimmed = trim_body(text, {"docstring": "Doc line.\n\nMore doc."})
     assert trimmed.splitlines()[:7] == text.splitlines()[:7]
     assert trimmed.splitlines()[-1] == "    ...  # 2 more lines (trimmed by the token budget)"
-    one = trim_body("def g():\n    return 1\n", {"docstring": ""})
-    assert one == "def g():\n    ...  # 1 more line (trimmed by the token budget)"
+    one = "def g():\n    return 1\n"
+    assert trim_body(one, {"docstring": ""}) == one, "a cut that saves nothing is not made"
+    long_line = "def g(invoice):\n    return invoice.total_cents - invoice.refunded_cents - invoice.discount_cents\n"
+    assert trim_body(long_line, {}).endswith("...  # 1 more line (trimmed by the token budget)")

@@ -112,6 +112,9 @@ def test_explain_budget_trims_bodies_before_it_drops_definitions(ctx):
     small = explain(store, embedder, "payment retry", token_budget=800)
     assert small.omitted and all(o["citation"].startswith("[") for o in small.omitted)
     assert all(n.code_state == "trimmed" or n.code == trim_body(n.code, n.node) for n in small.nodes.values())
+    for result in (big, mid, small):  # "full" means the whole body is shown, "trimmed" that a marker says what was cut
+        for n in result.nodes.values():
+            assert n.code == n.node["text"] if n.code_state == "full" else "(trimmed by the token budget)" in n.code
     dropped = [big.nodes[o["id"]].weight for o in small.omitted]
     kept = [big.nodes[i].weight for i in small.order if i not in (small.order[0], small.seeds[0].id)]
     assert kept and max(dropped) <= min(kept), "the lightest steps are the ones dropped"
