@@ -285,6 +285,9 @@ class CypherStore(ABC):
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         return self._records(q.FIND_SYMBOLS, {"ref": ref, "suffix": "." + ref, "k": limit}, SUMMARY_FIELDS)
 
+    def test_functions(self) -> list[dict[str, Any]]:
+        return self._records(q.TEST_FUNCTIONS, {}, SUMMARY_FIELDS)
+
     def symbol_names(self) -> list[str]:
         return sorted(r[0] for r in self._read(q.SYMBOL_NAMES, {}) if r[0])
 

@@ -308,6 +308,10 @@ class GraphReader(StoreHandle, Protocol):
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         """SUMMARY_FIELDS of the symbols whose id, qualname, name or qualname suffix is ``ref``."""
 
+    def test_functions(self) -> list[dict[str, Any]]:
+        """SUMMARY_FIELDS of every function and method in a test file (fixtures and tests: what
+        ``cg impact`` matches fixture parameters against)."""
+
     def symbol_names(self) -> list[str]:
         """The qualified names of every definition but lambdas, sorted (for "did you mean")."""
 

@@ -200,6 +200,33 @@ def test_impact_of_a_base_method_and_a_class(indexed_shop):
     assert [s["id"] for s in cls["subclasses"]] == ["shop/payments/gateway.py::StripeGateway"]
 
 
+def test_impact_of_a_method_lists_only_the_importers_that_reach_it(indexed_shop):
+    """Four files import RetryPolicy; app.py only builds one (from_settings) and payments/__init__.py
+    re-exports it: neither depends on delay_for. service.py (charge_invoice reaches it through
+    schedule_payment_retry) and the retry tests do."""
+    repo, _ = indexed_shop
+    data = impact_json(repo, "RetryPolicy.delay_for")
+    assert [i["file"] for i in data["importers"]] == ["shop/payments/service.py", "tests/test_retry.py"]
+
+
+def test_impact_counts_the_tests_that_reach_code_through_a_fixture(indexed_shop):
+    """Only the ``app`` fixture calls create_app; pytest calls the fixture for every test (and the
+    ``subscription`` fixture) that takes a parameter named ``app``: those tests reach create_app."""
+    repo, _ = indexed_shop
+    data = impact_json(repo, "create_app")
+    tests = {t["qualname"].rsplit(".", 1)[-1]: t for t in data["tests"]}
+    assert set(tests) == {
+        "test_endpoint_rejects_bad_signature",
+        "test_invoice_payment_failed_schedules_retry",
+        "test_invoice_paid_marks_invoice_paid",
+        "test_subscription_deleted_cancels",
+    }
+    assert tests["test_endpoint_rejects_bad_signature"]["depth"] == 2
+    assert tests["test_endpoint_rejects_bad_signature"]["resolved_by"] == "fixture"
+    assert tests["test_endpoint_rejects_bad_signature"]["via"] == "tests/test_webhooks.py::app"
+    assert data["callers"] == []  # fixtures and tests are not callers
+
+
 def check_dispatch_agrees(repo, env=None) -> None:
     """impact, path and callers follow the same dispatch rule: a call through the base method may run
     the override, so the caller impact names is a caller path and callers can show too."""
