@@ -16,10 +16,12 @@ both repositories (``--write-model`` writes cg/queries/refusal_model.py); its fi
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +37,8 @@ from cg.api import open_index, quiet_model_loading  # noqa: E402
 from cg.queries.explain import _relevant, answerability  # noqa: E402
 from cg.queries.search import search  # noqa: E402
 
-FEATURES = ("coverage", "missing", "cosine")
+FEATURES = ("cosine",)  # the lexical signals and the gap did not carry from one repository to the other
+MEASURED = ("coverage", "missing", "cosine", "cosine_gap")
 TRAIN_FALSE_REFUSALS = 0.025  # at most this share of the training repository's answerable questions refused
 MODEL_FILE = ROOT / "cg" / "queries" / "refusal_model.py"
 REPOS = {
@@ -56,11 +59,11 @@ def questions(path: Path) -> list[str]:
     return [q["question"] for q in yaml.safe_load(path.read_text())["questions"]]
 
 
-def indexed_copy(source: Path, work: Path, name: str) -> Path:
+def indexed_copy(source: Callable[[], Path], work: Path, name: str) -> Path:
     """A copy of the tree under ``work`` (kept between runs), indexed by the real CLI (incremental)."""
     target = work / name.split()[0].replace("/", "-")
     if not target.exists():
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".cg", "__pycache__", ".git"))
+        shutil.copytree(source(), target, ignore=shutil.ignore_patterns(".cg", "__pycache__", ".git"))
     cg = Path(sys.executable).parent / "cg"
     subprocess.run([str(cg), "index", str(target)], check=True, capture_output=True, text=True)
     return target
@@ -79,7 +82,7 @@ def measure(repo: Path, asked: list[tuple[str, bool]]) -> list[dict]:
                     "answerable": answerable,
                     "relevant": bool(_relevant(session.store, query, hits)),
                     "exact": any("exact" in h.ranks for h in hits),
-                    **{k: v for k, v in answerability(session.store, query, hits).items() if k in FEATURES},
+                    **{k: v for k, v in answerability(session.store, query, hits, every=True).items() if k in MEASURED},
                 }
             )
     return rows
@@ -93,9 +96,9 @@ def fit(rows: list[dict]) -> dict:
     model = LogisticRegression(C=1.0, class_weight="balanced").fit(x, y)
     coef = {f: round(float(c), 4) for f, c in zip(FEATURES, model.coef_[0], strict=True)}
     fitted = {"coef": coef, "intercept": round(float(model.intercept_[0]), 4), "threshold": 0.0}
-    answerable = sorted(probability(fitted, r) for r in rows if r["answerable"] and r["relevant"] and not r["exact"])
+    answerable = sorted(probability(fitted, r) for r in rows if r["answerable"] and not r["exact"])
     allowed = int(TRAIN_FALSE_REFUSALS * sum(r["answerable"] for r in rows))
-    fitted["threshold"] = round(answerable[allowed] - 1e-4, 4) if answerable else 0.5
+    fitted["threshold"] = round(float(answerable[allowed]) - 1e-4, 4) if answerable else 0.5
     return fitted
 
 
@@ -105,10 +108,11 @@ def probability(model: dict, row: dict) -> float:
 
 
 def refuses(model: dict | None, row: dict) -> bool:
-    """explain's decision: nothing relevant, or (no exact identifier and) a probability below the threshold."""
-    if not row["relevant"]:
-        return True
-    return model is not None and not row["exact"] and probability(model, row) < model["threshold"]
+    """explain's decision: no exact identifier and a probability below the threshold; without a model,
+    the rule explain had before (no hit holds a third of the question's terms or an exact identifier)."""
+    if model is None:
+        return not row["relevant"]
+    return not row["exact"] and probability(model, row) < model["threshold"]
 
 
 def rates(model: dict | None, rows: list[dict]) -> tuple[float, float, int, int]:
@@ -132,10 +136,11 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     data = {}
     for name, (source, good, bad) in REPOS.items():
-        repo = indexed_copy(source(), work, name)
+        repo = indexed_copy(source, work, name)
         asked = [(q, True) for q in questions(good)] + [(q, False) for q in questions(bad)]
         data[name] = measure(repo, asked)
         print(name, "measured", len(asked), "questions", flush=True)
+    (work / "refusal-rows.json").write_text(json.dumps(data))
     lines = [
         "| fitted on | scored on | unanswerable refused | answerable refused (false) | before (relevance rule alone) |",
         "|---|---|---|---|---|",
@@ -158,8 +163,11 @@ def main() -> None:
             'The logistic model behind explain\'s "Nothing in the index matches" (cg/queries/explain.py,\n'
             "``answerability``): weights of its three features, the intercept, and the probability below which\n"
             'explain refuses; fitted on every question set named in ``fitted_on``."""\n\n'
-            f"MODEL = {shipped!r}\n"
+            f"from typing import Any\n\nMODEL: dict[str, Any] = {shipped!r}\n"
         )
+        ruff = Path(sys.executable).parent / "ruff"  # the dev tool, so the written file passes the format check
+        if ruff.exists():
+            subprocess.run([str(ruff), "format", str(MODEL_FILE)], check=False, capture_output=True)
     body = "\n".join(
         [
             machine_line(),

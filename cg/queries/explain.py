@@ -1,8 +1,10 @@
 """``cg explain``: how does X work, as a walkthrough of the call flow, each step cited ``[path:start-end]``.
 
-Assembly. Hybrid search gives the seeds (definitions the question names; only hits that contain a
-third of the question's terms or an exact identifier count as relevant, so a question about something
-the code does not contain gets a plain "nothing found" instead of the nearest vectors). From the seeds the call graph is
+Assembly. Hybrid search gives the seeds: the hits that name what was asked (an exact identifier, or a
+third of the question's terms), else the best hits. Whether to answer at all is decided first, by a
+calibrated model over how much of the question the hits hold (``answerability``): a question about
+something the code does not contain gets a plain "Nothing in the index matches" instead of the
+nearest vectors. From the seeds the call graph is
 walked both ways over CALLS, precise edges first (see expand.py): callers one hop further than callees,
 because the flow has to be traced up to where it starts. Methods the flow calls that subclasses
 override join the flow as dispatch steps, since a call through the base runs one of them. In-repo
@@ -182,21 +184,47 @@ def _relevant(store: GraphReader, query: Query, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def answerability(store: GraphReader, query: Query, hits: list[Hit]) -> dict[str, float]:
-    """How likely the index can answer the question at all, from three signals of the hits search gave:
+def answerability(store: GraphReader, query: Query, hits: list[Hit], every: bool = False) -> dict[str, float]:
+    """How likely the index can answer the question at all, from four signals of the hits search gave:
 
     - ``coverage``: the best hit's share of the question's IDF mass (the sum of the inverse document
       frequencies of the question's distinct terms that the hit's lexical text holds, over that sum for
       all of them): a hit that holds the rare words of the question covers most of it;
     - ``missing``: the share of that IDF mass held by terms no definition contains ("smtp" in a web
       client): what the question is about is not in the code;
-    - ``cosine``: the best cosine between the question's and a hit's embedding (the dense arm always
-      returns something, so it counts only beside the lexical signals).
+    - ``cosine``: the best cosine between the question's and a hit's embedding, less the index's
+      ``null_cosine`` (how close the best definition comes to a question about something else
+      entirely, cg/ingest/baseline.py): the level of the raw cosine depends on the repository;
+    - ``cosine_gap``: how far the best cosine stands above the other hits' mean.
 
-    A logistic model over the three (cg/queries/refusal_model.py, fitted by benchmarks/refusal.py on
-    answerable and unanswerable question sets, reported leave-one-repository-out) turns them into
+    A logistic model over them (cg/queries/refusal_model.py, which uses those it has weights for; fitted by
+    benchmarks/refusal.py on answerable and unanswerable question sets, reported leave-one-repository-out) turns them into
     ``probability``; explain answers "nothing matches" below the model's threshold, unless the question
-    names an identifier exactly. Cost: one full-text count per distinct term and one vector read."""
+    names an identifier exactly. Cost: one vector read, and one full-text count per distinct term when
+    the model weighs the lexical signals (or ``every``, for the benchmark that fits it)."""
+    used = set(REFUSAL_MODEL["coef"])
+    coverage = missing = 0.0
+    if every or used & {"coverage", "missing"}:
+        coverage, missing = _lexical_signals(store, query, hits)
+    ids = [h.id for h in hits]
+    cosines = [0.0]
+    if query.vector is not None and ids:
+        vectors = store.embeddings(ids)
+        q = query.vector / (float(np.linalg.norm(query.vector)) or 1.0)
+        cosines = sorted((float(v @ q) / (float(np.linalg.norm(v)) or 1.0) for v in vectors.values()), reverse=True)
+        cosines = cosines or [0.0]
+    features = {
+        "coverage": coverage,
+        "missing": missing,
+        "cosine": cosines[0] - float(store.get_meta("null_cosine") or 0.0),  # relative to the index's baseline
+        "cosine_gap": cosines[0] - float(np.mean(cosines[1:])) if len(cosines) > 1 else 0.0,
+    }
+    z = REFUSAL_MODEL["intercept"] + sum(w * features[k] for k, w in REFUSAL_MODEL["coef"].items())
+    return {**{k: round(v, 4) for k, v in features.items()}, "probability": round(1 / (1 + math.exp(-z)), 4)}
+
+
+def _lexical_signals(store: GraphReader, query: Query, hits: list[Hit]) -> tuple[float, float]:
+    """``answerability``'s coverage and missing."""
     terms = sorted(set(query.terms))
     ids = [h.id for h in hits]
     total = max(int(store.get_meta("lexical_docs") or 0), 1)
@@ -206,15 +234,7 @@ def answerability(store: GraphReader, query: Query, hits: list[Hit]) -> dict[str
     missing = sum(idf[t] for t in terms if not df[t]) / mass
     docs = store.lexical_docs(ids)
     coverage = max((sum(idf[t] for t in terms if t in set(docs.get(i, "").split())) / mass for i in ids), default=0.0)
-    cosine = 0.0
-    if query.vector is not None and ids:
-        vectors = store.embeddings(ids)
-        if vectors:
-            q = query.vector / (float(np.linalg.norm(query.vector)) or 1.0)
-            cosine = max(float(v @ q) / (float(np.linalg.norm(v)) or 1.0) for v in vectors.values())
-    features = {"coverage": coverage, "missing": missing, "cosine": cosine}
-    z = REFUSAL_MODEL["intercept"] + sum(REFUSAL_MODEL["coef"][k] * v for k, v in features.items())
-    return {**{k: round(v, 4) for k, v in features.items()}, "probability": round(1 / (1 + math.exp(-z)), 4)}
+    return coverage, missing
 
 
 def decorators(text: str) -> list[str]:
@@ -264,13 +284,13 @@ def explain(
     relevant = _relevant(store, query, hits)
     signals = answerability(store, query, hits)
     answerable = signals["probability"] >= REFUSAL_MODEL["threshold"] or any("exact" in h.ranks for h in hits)
-    result = Explanation(query.text, found=bool(relevant) and answerable, token_budget=token_budget)
+    result = Explanation(query.text, found=bool(hits) and answerable, token_budget=token_budget)
     result.answerability = signals
     if not result.found:
         result.nearest = hits[:3]
         result.sources = related_sources(store, embedder, query, {})
         return result
-    result.seeds = _pick_seeds(relevant, seeds)
+    result.seeds = _pick_seeds(relevant or hits, seeds)  # the model said answerable: the best hits seed it
     top = result.seeds[0].score or 1.0
     weight = {h.id: max(h.score / top, 0.1) for h in result.seeds}
     role = {h.id: "seed" for h in result.seeds}

@@ -564,7 +564,7 @@ def test_a_higher_order_builtin_calls_what_a_call_in_its_slot_returns(tmp_path, 
         assert cg["ageing.soonest_due"] == ["<builtin>.sorted", "ageing.due_date_key"]
 
 
-CHECKOUT = '''
+CHECKOUT = """
 class PaymentProvider:
     def capture(self, cents):
         raise NotImplementedError
@@ -595,7 +595,7 @@ class Checkout:
 
 def settle(provider: PaymentProvider, cents):
     return provider.capture(cents)
-'''
+"""
 
 
 @pytest.mark.parametrize("resolver", ["jedi", "name"])

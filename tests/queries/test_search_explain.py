@@ -103,7 +103,7 @@ def test_expand_respects_depth_and_fanout(ctx):
 def test_explain_budget_trims_bodies_before_it_drops_definitions(ctx):
     store, embedder = ctx
     big = explain(store, embedder, "payment retry", token_budget=50_000)
-    assert not big.omitted and all(n.code_state == "full" for n in big.nodes.values())
+    assert not big.omitted and all(n.code_state in ("full", "outline") for n in big.nodes.values())
     mid = explain(store, embedder, "payment retry", token_budget=2000)
     assert mid.tokens_used <= 2000 and not mid.omitted
     assert set(mid.order) == set(big.order), "trimming alone fits this budget: nothing is dropped"
@@ -224,9 +224,9 @@ def test_a_question_that_names_sync_or_async_prefers_that_side():
 
 
 def test_callees_compete_by_relevance_not_source_order(ctx):
-    """charge_invoice builds a Payment, charges the gateway and records the attempt before it schedules
-    the retry: with three places, source order keeps the first three; relevance to a question about
-    retries keeps the retry."""
+    """charge_invoice builds a Payment, charges the gateway, records the attempt and notifies the customer
+    before it schedules the retry: with four places, source order keeps the first four; relevance to a
+    question about retries keeps the retry, and the abstract base method (a leaf) goes last."""
     from cg.queries.explain import callee_relevance
     from cg.queries.query import Query
 
@@ -234,9 +234,10 @@ def test_callees_compete_by_relevance_not_source_order(ctx):
     charge = "shop/payments/service.py::PaymentService.charge_invoice"
     query = Query.parse("what happens after a card charge fails, does it get retried?").with_vector(embedder)
     hits = search(store, embedder, query, limit=12)
-    by_order = {s.id for s in expand(store, [charge], "out", depth=1, fanout=3)}
-    by_relevance = expand(store, [charge], "out", depth=1, fanout=3, relevance=callee_relevance(store, query, hits))
+    by_order = {s.id for s in expand(store, [charge], "out", depth=1, fanout=4)}
+    by_relevance = expand(store, [charge], "out", depth=1, fanout=4, relevance=callee_relevance(store, query, hits))
     assert RETRY not in by_order
     assert RETRY in {s.id for s in by_relevance}
     scores = callee_relevance(store, query, hits)(store.calls([charge], "out"))
     assert scores[RETRY] > scores["shop/payments/models.py::Payment.record_attempt"]
+    assert min(scores, key=scores.__getitem__) == "shop/payments/gateway.py::PaymentGateway.charge"
