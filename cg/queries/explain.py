@@ -197,9 +197,10 @@ def answerability(store: GraphReader, query: Query, hits: list[Hit], every: bool
       entirely, cg/ingest/baseline.py): the level of the raw cosine depends on the repository;
     - ``cosine_gap``: how far the best cosine stands above the other hits' mean.
 
-    A logistic model over them (cg/queries/refusal_model.py, which uses those it has weights for; fitted by
-    benchmarks/refusal.py on answerable and unanswerable question sets, reported leave-one-repository-out) turns them into
-    ``probability``; explain answers "nothing matches" below the model's threshold, unless the question
+    A logistic model over them (cg/queries/refusal_model.py, which weighs those it has weights for;
+    fitted by benchmarks/refusal.py on answerable and unanswerable question sets, reported
+    leave-one-repository-out) turns them into ``probability``; explain answers "nothing matches"
+    below the model's threshold, unless the question
     names an identifier exactly. Cost: one vector read, and one full-text count per distinct term when
     the model weighs the lexical signals (or ``every``, for the benchmark that fits it)."""
     used = set(REFUSAL_MODEL["coef"])
