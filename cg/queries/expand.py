@@ -3,8 +3,9 @@ depth cap and a per-node fan-out cap so that a hub (a logger, a base class) cann
 Precise edges are preferred when a fan-out must be cut: in-repo definitions before externals, code
 before tests, jedi/import resolutions before bare-name matches, then source order. A caller that knows
 better (``cg explain`` ranks callees by their relevance to the question) passes ``relevance``: a score
-per candidate, asked once per level, that orders the candidates after the in-repo and test tiers and
-before the edge's precision and source order."""
+per candidate, asked once per level for the definitions with more candidates than places, that
+orders the candidates after the in-repo and test tiers and before the edge's precision and source
+order."""
 
 from __future__ import annotations
 
@@ -63,7 +64,12 @@ def expand(
         for row in rows:
             origin = row.src if direction == "out" else row.dst
             by_origin.setdefault(origin, []).append(row)
-        score = relevance(rows) if relevance is not None else {}
+        crowded: list[CallRow] = []  # only a definition with more candidates than places needs them scored
+        for origin in frontier:
+            own = [r for r in by_origin.get(origin, []) if include_external or r.other_label == "Symbol"]
+            if len(own) > fanout:
+                crowded.extend(own)
+        score = relevance(crowded) if relevance is not None and crowded else {}
         next_frontier: list[str] = []
         for origin in frontier:
             candidates = sorted(by_origin.get(origin, []), key=lambda r: _priority(r, score))
