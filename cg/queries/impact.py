@@ -23,6 +23,13 @@ callers with ``resolved_by`` "fixture" (pytest's own name matching; a ``name=`` 
 ``usefixtures`` are not read). A test that drives the code through an object a fixture built (the
 app, a test client) calls its methods on the parameter, which the resolver matches where it can;
 the fixture edge then adds the tests whose only link to the code is the fixture itself.
+
+Registries. A test client drives an app through its dispatcher, which calls the handler it looked up
+at run time: no static edge reaches the handler. The walk adds one where the graph shows the pattern:
+a definition decorated by a method of a class (``@router.route(...)`` is ``Router.route``, a DECORATES
+edge) is called by each method of that class that makes a call the resolver could not resolve
+(``Router.dispatch`` calls ``handler(request)``), with ``resolved_by`` "registry" and that call's line.
+So a test that calls ``app.router.dispatch(...)`` reaches the routes and what they call.
 """
 
 from __future__ import annotations
@@ -125,7 +132,8 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         if not frontier:
             break
         best: dict[str, Affected] = {}
-        for row in callers_with_dispatch(store, frontier) + fixtures.users(frontier):
+        extra = fixtures.users(frontier) + registry_callers(store, frontier)
+        for row in callers_with_dispatch(store, frontier) + extra:
             if row.src in reached or row.src in weakest:
                 continue
             resolved = row.resolved_by
@@ -149,6 +157,31 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
 
     result.importers = _importers(store, symbol, {a.node.get("path") for a in reached.values()})
     return result
+
+
+def registry_callers(store: GraphReader, ids: list[str]) -> list[CallRow]:
+    """The dispatchers of the registries that hold these definitions, as CALLS rows (see the module
+    docstring): for each in-repo decorator of ``ids`` that is a method, the methods of its class with
+    an unresolved call."""
+    found = store.decorators(ids)
+    if not found:
+        return []
+    decorators = store.symbols(sorted({d for d, _, _ in found}), with_text=False)
+    classes = sorted({n["parent_id"] for n in decorators.values() if n.get("kind") == "method" and n.get("parent_id")})
+    if not classes:
+        return []
+    methods = {m["id"]: m for m in store.members(classes) if m.get("kind") == "method"}
+    dispatch_line: dict[str, int] = {}
+    for row in store.calls(sorted(methods), "out"):
+        if row.other_label != "Symbol" and row.resolved_by == "unresolved" and row.src not in decorators:
+            dispatch_line[row.src] = min(dispatch_line.get(row.src, row.line), row.line)
+    rows = []
+    for decorator, decorated, _ in found:
+        owner = decorators.get(decorator, {}).get("parent_id")
+        for method_id, line in sorted(dispatch_line.items()):
+            if methods[method_id].get("parent_id") == owner:
+                rows.append(CallRow(method_id, decorated, line, "registry", methods[method_id], "Symbol"))
+    return rows
 
 
 def parameters(signature: str) -> list[str]:

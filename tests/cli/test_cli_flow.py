@@ -227,6 +227,19 @@ def test_impact_counts_the_tests_that_reach_code_through_a_fixture(indexed_shop)
     assert data["callers"] == []  # fixtures and tests are not callers
 
 
+def test_impact_reaches_a_route_through_its_registry(indexed_shop):
+    """stripe_webhook is registered by @router.route and called by Router.dispatch through a handler it
+    looks up at run time: dispatch is its caller (marked registry), so the test that posts to the app's
+    router reaches it."""
+    repo, _ = indexed_shop
+    data = impact_json(repo, "stripe_webhook")
+    callers = {c["id"]: c for c in data["callers"]}
+    dispatch = callers["shop/http/routes.py::Router.dispatch"]
+    assert (dispatch["depth"], dispatch["resolved_by"], dispatch["line"]) == (1, "registry", 71)
+    assert "tests/test_webhooks.py::test_endpoint_rejects_bad_signature" in {t["id"] for t in data["tests"]}
+    assert "Router.resolve" not in str(callers)  # it makes no unresolved call: it only looks the handler up
+
+
 def check_dispatch_agrees(repo, env=None) -> None:
     """impact, path and callers follow the same dispatch rule: a call through the base method may run
     the override, so the caller impact names is a caller path and callers can show too."""
