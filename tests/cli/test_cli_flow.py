@@ -81,6 +81,28 @@ def test_explain_nothing_relevant_says_so(indexed_shop):
     assert "## 1." not in result.stdout
     data = json.loads(cg_command("explain", "kubernetes helm chart", "--json", "--repo", str(repo)).stdout)
     assert data["found"] is False and data["nodes"] == []
+    # questions in the shop's own words (payments, points, purchases) that its code does not answer, and
+    # that are not in the sets the refusal model was fitted on (benchmarks/questions/unanswerable-*.yaml)
+    for question in (
+        "how does the loyalty points program award points per purchase?",
+        "how are push notifications sent to mobile phones via Firebase?",
+    ):
+        refused = json.loads(cg_command("explain", question, "--json", "--repo", str(repo)).stdout)
+        assert refused["found"] is False, refused["answerability"]
+    signals = refused["answerability"]
+    from cg.queries.refusal_model import MODEL
+
+    assert set(signals) >= {"cosine", "probability"} and signals["probability"] < MODEL["threshold"]
+
+
+def test_the_index_stores_the_refusal_baseline(indexed_shop):
+    """Off-topic probe questions come no closer to the shop's code than a cosine of about 0.1."""
+    from cg.config import load_settings
+    from cg.graph.backends import open_store
+
+    repo, _ = indexed_shop
+    with open_store(load_settings(repo), read_only=True) as store:
+        assert 0.0 < float(store.get_meta("null_cosine") or 0) < 0.3
 
 
 def parse_mermaid(text: str) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
