@@ -196,6 +196,11 @@ FIND_SYMBOLS = (
     "MATCH (n:Symbol {repo: $repo}) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
     f" OR n.qualname ENDS WITH $suffix RETURN {SUMMARY} ORDER BY n.qualname LIMIT $k"
 )
+TEST_FUNCTIONS = (
+    "MATCH (n:Symbol {repo: $repo}) WHERE n.file_kind = 'test' AND n.kind IN ['function', 'method']"
+    f" RETURN {SUMMARY} ORDER BY n.id"
+)
+SYMBOL_NAMES = "MATCH (n:Symbol {repo: $repo}) WHERE n.kind <> 'lambda' RETURN DISTINCT n.qualname"
 CALLER_COUNTS = (
     "MATCH (a:Symbol)-[:CALLS]->(n:Symbol {repo: $repo}) WHERE n.id IN $ids RETURN n.id, count(DISTINCT a.id)"
 )

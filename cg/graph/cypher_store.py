@@ -287,6 +287,12 @@ class CypherStore(ABC):
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         return self._records(q.FIND_SYMBOLS, {"ref": ref, "suffix": "." + ref, "k": limit}, SUMMARY_FIELDS)
 
+    def test_functions(self) -> list[dict[str, Any]]:
+        return self._records(q.TEST_FUNCTIONS, {}, SUMMARY_FIELDS)
+
+    def symbol_names(self) -> list[str]:
+        return sorted(r[0] for r in self._read(q.SYMBOL_NAMES, {}) if r[0])
+
     def caller_counts(self, ids: list[str]) -> dict[str, int]:
         if not ids:
             return {}

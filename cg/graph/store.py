@@ -313,6 +313,13 @@ class GraphReader(StoreHandle, Protocol):
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         """SUMMARY_FIELDS of the symbols whose id, qualname, name or qualname suffix is ``ref``."""
 
+    def test_functions(self) -> list[dict[str, Any]]:
+        """SUMMARY_FIELDS of every function and method in a test file (fixtures and tests: what
+        ``cg impact`` matches fixture parameters against)."""
+
+    def symbol_names(self) -> list[str]:
+        """The qualified names of every definition but lambdas, sorted (for "did you mean")."""
+
     def calls(self, ids: list[str], direction: str) -> list[CallRow]:
         """CALLS edges into these symbols ('in') or out of them ('out')."""
 

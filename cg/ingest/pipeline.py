@@ -25,6 +25,7 @@ from cg.config import Settings
 from cg.embed import Embedder, approx_tokens, content_hash
 from cg.graph.store import FileWrite, GraphWriter
 from cg.ingest import freshness, git
+from cg.ingest.baseline import PROBES, write_null_cosine
 from cg.ingest.chunk import Chunked, chunk_file
 from cg.ingest.docs import MentionIndex, split_document
 from cg.ingest.history import History, read_history, write_history
@@ -337,6 +338,7 @@ def index_repository(
     summary.seconds["resolve"] = clock.lap() - summary.seconds.get("jedi", 0.0)
 
     embedded = embed(planned, parsed, embedder, store, progress)
+    embedded = replace(embedded, probes=embedder.embed(list(PROBES)))  # from the cache after the first run
     summary.capped.extend(
         f"{ex.file.path}: {len(unit.chunks) - 1 + unit.dropped} chunks, kept the first {len(unit.chunks) - 1}"
         for ex, unit in embedded.chunked
@@ -563,6 +565,7 @@ class Embedded:
     model_seconds: float  # loading the tokenizer and the model, reported apart from embedding
     embedded: int  # texts the model embedded
     cached: int  # texts whose vector came from the cache
+    probes: np.ndarray | None = None  # cg/ingest/baseline.py's PROBES, embedded
 
 
 def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphWriter, progress: Progress) -> Embedded:
@@ -672,6 +675,8 @@ def write(
             pruned = store.prune_externals()
             advance(1)
         _write_lengths(store, files, history)
+        if embedded.probes is not None:
+            write_null_cosine(store, embedded.probes)  # explain's "nothing matches" baseline
         store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         store.set_meta("head", planned.git_head)
         state.files, state.commits, state.head, state.token = files, history.commits, planned.git_head, new_token()

@@ -1,10 +1,15 @@
 """Breadth-first expansion over CALLS from a set of seeds, callers and callees separately, with a
 depth cap and a per-node fan-out cap so that a hub (a logger, a base class) cannot flood an answer.
 Precise edges are preferred when a fan-out must be cut: in-repo definitions before externals, code
-before tests, jedi/import resolutions before bare-name matches, then source order."""
+before tests, jedi/import resolutions before bare-name matches, then source order. A caller that knows
+better (``cg explain`` ranks callees by their relevance to the question) passes ``relevance``: a score
+per candidate, asked once per level for the definitions with more candidates than places, that
+orders the candidates after the in-repo and test tiers and before the edge's precision and source
+order."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +31,15 @@ class Step:
     node: dict[str, Any]
 
 
-def _priority(row: CallRow) -> tuple:
-    return (row.other_label != "Symbol", is_test(row.other), edge_rank(row.resolved_by), row.line, row.other["id"])
+def _priority(row: CallRow, score: dict[str, float]) -> tuple:
+    return (
+        row.other_label != "Symbol",
+        is_test(row.other),
+        -score.get(row.other["id"], 0.0),
+        edge_rank(row.resolved_by),
+        row.line,
+        row.other["id"],
+    )
 
 
 def expand(
@@ -37,8 +49,10 @@ def expand(
     depth: int = 2,
     fanout: int = 6,
     include_external: bool = False,
+    relevance: Callable[[list[CallRow]], dict[str, float]] | None = None,
 ) -> list[Step]:
-    """Nodes reachable from ``seeds`` along CALLS (``direction`` 'in' = callers, 'out' = callees)."""
+    """Nodes reachable from ``seeds`` along CALLS (``direction`` 'in' = callers, 'out' = callees);
+    ``relevance`` maps candidate rows to a score per node id, higher first (see the module docstring)."""
     seen = set(seeds)
     frontier = list(seeds)
     steps: list[Step] = []
@@ -50,9 +64,15 @@ def expand(
         for row in rows:
             origin = row.src if direction == "out" else row.dst
             by_origin.setdefault(origin, []).append(row)
+        crowded: list[CallRow] = []  # only a definition with more candidates than places needs them scored
+        for origin in frontier:
+            own = [r for r in by_origin.get(origin, []) if include_external or r.other_label == "Symbol"]
+            if len(own) > fanout:
+                crowded.extend(own)
+        score = relevance(crowded) if relevance is not None and crowded else {}
         next_frontier: list[str] = []
         for origin in frontier:
-            candidates = sorted(by_origin.get(origin, []), key=_priority)
+            candidates = sorted(by_origin.get(origin, []), key=lambda r: _priority(r, score))
             taken = 0
             for row in candidates:
                 other = row.dst if direction == "out" else row.src

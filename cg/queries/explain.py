@@ -1,8 +1,10 @@
 """``cg explain``: how does X work, as a walkthrough of the call flow, each step cited ``[path:start-end]``.
 
-Assembly. Hybrid search gives the seeds (definitions the question names; only hits that contain a
-third of the question's terms or an exact identifier count as relevant, so a question about something
-the code does not contain gets a plain "nothing found" instead of the nearest vectors). From the seeds the call graph is
+Assembly. Hybrid search gives the seeds: the hits that name what was asked (an exact identifier, or a
+third of the question's terms), else the best hits. Whether to answer at all is decided first, by a
+calibrated model over how much of the question the hits hold (``answerability``): a question about
+something the code does not contain gets a plain "Nothing in the index matches" instead of the
+nearest vectors. From the seeds the call graph is
 walked both ways over CALLS, precise edges first (see expand.py): callers one hop further than callees,
 because the flow has to be traced up to where it starts. Methods the flow calls that subclasses
 override join the flow as dispatch steps, since a call through the base runs one of them. In-repo
@@ -30,17 +32,23 @@ what it left out with their citations.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
+import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from cg.embed import Embedder
-from cg.graph.store import GraphReader
+from cg.graph.store import CallRow, GraphReader
 from cg.queries.expand import Step, expand, related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
 from cg.queries.query import Query, Ranking
-from cg.queries.search import Hit, search
+from cg.queries.refusal_model import MODEL as REFUSAL_MODEL
+from cg.queries.search import LEXICAL_POOL, Hit, search
 from cg.queries.sources import Source, related_sources, render_sources
 
 __all__ = ["citation", "explain", "render_markdown", "render_mermaid", "Explanation"]
@@ -51,6 +59,8 @@ DECAY_UP = 0.8  # per hop up (callers): the way up leads to where the flow start
 HUB_FREE = 3  # callers a definition may have before it counts as a hub
 EDGE_TRUST = {"jedi": 1.0, "import": 1.0, "name": 0.7}  # a bare-name match may be the wrong definition
 MIN_WEIGHT = 0.02
+TRIVIAL_LINES = 4  # a callee this short (def line included) that calls nothing in the repo is an accessor
+TRIVIAL_PENALTY = 0.5
 MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
 _PRIMARY_KINDS = ("function", "method", "class")
 _ROUTE = re.compile(
@@ -77,8 +87,9 @@ class FlowNode:
     weight: float
     entry: str = ""  # kind of entry point (route, cli, main, public, ...) or ""
     decorators: list[str] = field(default_factory=list)
+    folded: list[dict[str, Any]] = field(default_factory=list)  # adapters and accessors folded into this step
     code: str | None = None
-    code_state: str = "omitted"  # full | trimmed | omitted
+    code_state: str = "omitted"  # full | trimmed | outline (a class: header and member signatures) | omitted
 
     def as_dict(self) -> dict[str, Any]:
         keys = ("qualname", "kind", "path", "start_line", "end_line", "signature", "docstring")
@@ -90,6 +101,7 @@ class FlowNode:
             "weight": round(self.weight, 4),
             "entry": self.entry or None,
             "decorators": self.decorators,
+            "folded": self.folded,
             "code_state": self.code_state,
             "code": self.code,
         }
@@ -116,6 +128,7 @@ class Explanation:
     order: list[str] = field(default_factory=list)
     tests: list[dict[str, Any]] = field(default_factory=list)  # test functions that call into the flow
     nearest: list[Hit] = field(default_factory=list)  # when nothing relevant was found
+    answerability: dict[str, float] = field(default_factory=dict)  # features and probability (see answerability())
     omitted: list[dict[str, Any]] = field(default_factory=list)  # definitions dropped by the budget
     token_budget: int = 0
     tokens_used: int = 0
@@ -139,6 +152,7 @@ class Explanation:
             ],
             "tests": self.tests,
             "nearest": [h.as_dict() for h in self.nearest],
+            "answerability": self.answerability,
             "trimmed": [i for i in self.order if self.nodes[i].code_state == "trimmed"],
             "omitted": self.omitted,
             "token_budget": self.token_budget,
@@ -168,6 +182,60 @@ def _relevant(store: GraphReader, query: Query, hits: list[Hit]) -> list[Hit]:
         if "exact" in h.ranks or (terms and len(terms & words) / len(terms) >= MIN_COVERAGE):
             out.append(h)
     return out
+
+
+def answerability(store: GraphReader, query: Query, hits: list[Hit], every: bool = False) -> dict[str, float]:
+    """How likely the index can answer the question at all, from four signals of the hits search gave:
+
+    - ``coverage``: the best hit's share of the question's IDF mass (the sum of the inverse document
+      frequencies of the question's distinct terms that the hit's lexical text holds, over that sum for
+      all of them): a hit that holds the rare words of the question covers most of it;
+    - ``missing``: the share of that IDF mass held by terms no definition contains ("smtp" in a web
+      client): what the question is about is not in the code;
+    - ``cosine``: the best cosine between the question's and a hit's embedding, less the index's
+      ``null_cosine`` (how close the best definition comes to a question about something else
+      entirely, cg/ingest/baseline.py): the level of the raw cosine depends on the repository;
+    - ``cosine_gap``: how far the best cosine stands above the other hits' mean.
+
+    A logistic model over them (cg/queries/refusal_model.py, which weighs those it has weights for;
+    fitted by benchmarks/refusal.py on answerable and unanswerable question sets, reported
+    leave-one-repository-out) turns them into ``probability``; explain answers "nothing matches"
+    below the model's threshold, unless the question
+    names an identifier exactly. Cost: one vector read, and one full-text count per distinct term when
+    the model weighs the lexical signals (or ``every``, for the benchmark that fits it)."""
+    used = set(REFUSAL_MODEL["coef"])
+    coverage = missing = 0.0
+    if every or used & {"coverage", "missing"}:
+        coverage, missing = _lexical_signals(store, query, hits)
+    ids = [h.id for h in hits]
+    cosines = [0.0]
+    if query.vector is not None and ids:
+        vectors = store.embeddings(ids)
+        q = query.vector / (float(np.linalg.norm(query.vector)) or 1.0)
+        cosines = sorted((float(v @ q) / (float(np.linalg.norm(v)) or 1.0) for v in vectors.values()), reverse=True)
+        cosines = cosines or [0.0]
+    features = {
+        "coverage": coverage,
+        "missing": missing,
+        "cosine": cosines[0] - float(store.get_meta("null_cosine") or 0.0),  # relative to the index's baseline
+        "cosine_gap": cosines[0] - float(np.mean(cosines[1:])) if len(cosines) > 1 else 0.0,
+    }
+    z = REFUSAL_MODEL["intercept"] + sum(w * features[k] for k, w in REFUSAL_MODEL["coef"].items())
+    return {**{k: round(v, 4) for k, v in features.items()}, "probability": round(1 / (1 + math.exp(-z)), 4)}
+
+
+def _lexical_signals(store: GraphReader, query: Query, hits: list[Hit]) -> tuple[float, float]:
+    """``answerability``'s coverage and missing."""
+    terms = sorted(set(query.terms))
+    ids = [h.id for h in hits]
+    total = max(int(store.get_meta("lexical_docs") or 0), 1)
+    df = {term: len(store.fulltext(term, LEXICAL_POOL, "Symbol")) for term in terms}
+    idf = {term: math.log(1 + (total - n + 0.5) / (n + 0.5)) for term, n in df.items()}
+    mass = sum(idf.values()) or 1.0
+    missing = sum(idf[t] for t in terms if not df[t]) / mass
+    docs = store.lexical_docs(ids)
+    coverage = max((sum(idf[t] for t in terms if t in set(docs.get(i, "").split())) / mass for i in ids), default=0.0)
+    return coverage, missing
 
 
 def decorators(text: str) -> list[str]:
@@ -215,18 +283,21 @@ def explain(
     query = Query.of(query).with_vector(embedder)
     hits = search(store, embedder, query, limit=max(seeds * 4, 12), ranking=ranking)
     relevant = _relevant(store, query, hits)
-    result = Explanation(query.text, found=bool(relevant), token_budget=token_budget)
-    if not relevant:
+    signals = answerability(store, query, hits)
+    answerable = signals["probability"] >= REFUSAL_MODEL["threshold"] or any("exact" in h.ranks for h in hits)
+    result = Explanation(query.text, found=bool(hits) and answerable, token_budget=token_budget)
+    result.answerability = signals
+    if not result.found:
         result.nearest = hits[:3]
         result.sources = related_sources(store, embedder, query, {})
         return result
-    result.seeds = _pick_seeds(relevant, seeds)
+    result.seeds = _pick_seeds(relevant or hits, seeds)  # the model said answerable: the best hits seed it
     top = result.seeds[0].score or 1.0
     weight = {h.id: max(h.score / top, 0.1) for h in result.seeds}
     role = {h.id: "seed" for h in result.seeds}
     seed_ids = list(weight)
     up = expand(store, seed_ids, "in", depth + 1, fanout)
-    down = expand(store, seed_ids, "out", depth, fanout)
+    down = expand(store, seed_ids, "out", depth, fanout, relevance=callee_relevance(store, query, hits))
     tests = [s for s in up if is_test(s.node)]
     up = [s for s in up if not is_test(s.node)]
     down = [s for s in down if not is_test(s.node) and not _constructor_twin(s, down)]
@@ -255,6 +326,7 @@ def explain(
         i: FlowNode(i, n, role[i], weight[i], decorators=decorators(n.get("text") or "")) for i, n in nodes.items()
     }
     result.edges = edges
+    _fold_thin_steps(result)
     _mark_entries(store, result, tests)
     result.order = _flow_order(result)
     result.tests = _tests(tests, nodes)
@@ -262,6 +334,49 @@ def explain(
     shown = {i: result.nodes[i].node.get("qualname") or i for i in result.order}
     result.sources = related_sources(store, embedder, query, shown)
     return result
+
+
+def callee_relevance(store: GraphReader, query: Query, hits: list[Hit]) -> Callable[[list[CallRow]], dict[str, float]]:
+    """The score by which a step's callees compete for its ``fanout`` places (cg/queries/expand.py),
+    instead of source order, so that a getter called on the first line does not push out the call
+    that matters further down. The sum of four readable parts:
+
+    - 1 if search returned the callee for this question too (it is, or is near, another step: the
+      flow between two hits runs through it);
+    - the share of the question's terms its lexical text holds (0-1);
+    - the cosine of its embedding with the question's (0-1 in practice);
+    - its shape: a leaf of at most ``TRIVIAL_LINES`` lines that calls nothing in the repository (an
+      accessor, a constant getter) loses TRIVIAL_PENALTY; a callee that calls others gains a little,
+      ``0.1 * log2(1 + in-repo callees)``, since the flow goes on through it."""
+    hit_ids = {h.id for h in hits}
+    terms = set(query.terms)
+    q = query.vector / (float(np.linalg.norm(query.vector)) or 1.0) if query.vector is not None else None
+
+    def score(rows: list[CallRow]) -> dict[str, float]:
+        nodes = {r.dst: r.other for r in rows if r.other_label == "Symbol"}
+        ids = sorted(nodes)
+        if not ids:
+            return {}
+        docs = store.lexical_docs(ids)
+        vectors = store.embeddings(ids) if q is not None else {}
+        out_degree: dict[str, set[str]] = {}
+        for r in store.calls(ids, "out"):
+            if r.other_label == "Symbol" and r.dst != r.src:
+                out_degree.setdefault(r.src, set()).add(r.dst)
+        scores = {}
+        for i in ids:
+            words = set(docs.get(i, "").split())
+            value = (1.0 if i in hit_ids else 0.0) + (len(terms & words) / len(terms) if terms else 0.0)
+            if i in vectors and q is not None:
+                v = vectors[i]
+                value += float(v @ q) / (float(np.linalg.norm(v)) or 1.0)
+            calls = len(out_degree.get(i, ()))
+            span = (nodes[i].get("end_line") or 0) - (nodes[i].get("start_line") or 0)
+            value += 0.1 * math.log2(1 + calls) if calls else (-TRIVIAL_PENALTY if span < TRIVIAL_LINES else 0.0)
+            scores[i] = round(value, 6)
+        return scores
+
+    return score
 
 
 def hub_penalty(callers: int) -> float:
@@ -318,6 +433,68 @@ def _add_decorators(
         if decorator in nodes and decorator != decorated:
             edges.append(FlowEdge(decorator, decorated, line, "decorator", "DECORATES"))
     return edges
+
+
+def thin_shape(text: str) -> str | None:
+    """ "adapter" for a definition whose body (its docstring aside) is one statement that returns or
+    awaits one call (``return self._send(request)``, ``return asyncio.run(self.aclose())``): a sync/async
+    wrapper or a thin delegating function; "accessor" for one whose body returns an attribute, a name
+    or a constant and calls nothing; None otherwise. The text is parsed by ``ast``, never run."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return None
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    if fn is None:
+        return None
+    body = (
+        fn.body[1:]
+        if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant)
+        else fn.body
+    )
+    if len(body) != 1 or not isinstance(body[0], ast.Return | ast.Expr):
+        return None
+    value = body[0].value
+    if value is None:
+        return None
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    if not calls:
+        return "accessor" if isinstance(value, ast.Attribute | ast.Name | ast.Constant) else None
+    if isinstance(value, ast.Await):
+        value = value.value
+    return "adapter" if isinstance(value, ast.Call) and len(calls) <= 2 else None
+
+
+def _fold_thin_steps(result: Explanation) -> None:
+    """Adapters and accessors are not steps (see ``thin_shape``): an adapter with one callee in the flow
+    is folded into that callee (its callers call the callee directly, at their own lines), an accessor
+    that calls nothing into each step that calls it; the step lists what was folded into it, cited.
+    Seeds, overrides, decorators and anything on a DISPATCH or DECORATES edge stay steps."""
+    for i in sorted(result.nodes):
+        node = result.nodes[i]
+        if node.role not in ("caller", "callee") or any(i in (e.src, e.dst) for e in result.edges if e.type != "CALLS"):
+            continue
+        if _entry_kind(node.node, node.decorators, 0) in ("route", "cli", "main"):
+            continue  # a one-line route or command is still where the flow starts
+        shape = thin_shape(node.node.get("text") or "")
+        outs = [e for e in result.edges if e.src == i]
+        ins = [e for e in result.edges if e.dst == i]
+        if shape == "adapter" and len(outs) == 1 and outs[0].dst != i:
+            into = [outs[0].dst]
+            redirected = [FlowEdge(e.src, outs[0].dst, e.line, e.resolved_by) for e in ins if e.src != outs[0].dst]
+        elif shape == "accessor" and not outs and ins:
+            into, redirected = sorted({e.src for e in ins}), []
+        else:
+            continue
+        for target in into:
+            result.nodes[target].folded.append(
+                {"id": i, "qualname": node.node.get("qualname"), "citation": citation(node.node), "shape": shape}
+            )
+            result.nodes[target].weight = max(result.nodes[target].weight, node.weight)
+        del result.nodes[i]
+        result.edges = sorted(
+            {e for e in result.edges if i not in (e.src, e.dst)} | set(redirected), key=lambda e: (e.src, e.line, e.dst)
+        )
 
 
 def _override_bases(nodes: dict[str, dict[str, Any]], role: dict[str, str]) -> list[tuple[str, str]]:
@@ -414,6 +591,14 @@ def _spend_budget(result: Explanation) -> None:
     budget = result.token_budget * CHARS_PER_TOKEN
     by_weight = sorted(result.order, key=lambda i: (-result.nodes[i].weight, result.order.index(i)))
     keep_always = {result.order[0], result.seeds[0].id} if result.order else set()
+    outlined = set()
+    for i in result.order:  # a class step shows its outline, never its whole body
+        node = result.nodes[i]
+        if node.node.get("kind") == "class" and node.node.get("text"):
+            outline = class_outline(node.node["text"])
+            if outline != node.node["text"]:
+                node.node = {**node.node, "text": outline}
+                outlined.add(i)
     trimmed = {i: trim_body(result.nodes[i].node.get("text") or "", result.nodes[i].node) for i in result.order}
     cost = {i: len(trimmed[i]) + len(_heading(0, result.nodes[i].node)) for i in result.order}
     used = sum(cost.values())
@@ -444,12 +629,47 @@ def _spend_budget(result: Explanation) -> None:
         if result.omitted and full != trimmed[i]:
             continue  # definitions were dropped: no body is shown in full
         extra = len(full) - len(trimmed[i])
-        if extra <= 0:
-            result.nodes[i].code_state = "full"
+        if extra <= 0:  # nothing was cut, or the cut saved nothing: the whole body costs no more
+            result.nodes[i].code, result.nodes[i].code_state = full, "full"
+            used += extra
         elif used + extra <= budget:
             result.nodes[i].code, result.nodes[i].code_state = full, "full"
             used += extra
+    for i in outlined:
+        if i in result.nodes and result.nodes[i].code_state == "full":
+            result.nodes[i].code_state = "outline"
     result.tokens_used = _tokens(used)
+
+
+def class_outline(text: str) -> str:
+    """A class as a step: its decorators, header and docstring, then one line per member at the class
+    body's own indentation (fields, decorators, the ``def`` lines, a signature over several lines whole),
+    each method's body left out. A flow step needs what the class offers, not every method's code (the
+    methods the flow runs are steps of their own)."""
+    lines = text.splitlines()
+    head = next((n for n, line in enumerate(lines) if line.lstrip().startswith("class ")), None)
+    if head is None:
+        return text
+    body = [n for n in range(head + 1, len(lines)) if lines[n].strip()]
+    if not body:
+        return text
+    indent = len(lines[body[0]]) - len(lines[body[0]].lstrip())
+    out = lines[: head + 1]
+    in_signature = False
+    for line in lines[head + 1 :]:
+        depth = len(line) - len(line.lstrip())
+        stripped = line.strip()
+        if in_signature or (stripped and depth == indent):
+            if stripped.startswith(("def ", "async def ")) or in_signature:
+                in_signature = not stripped.endswith(":")
+                out.append(line + (" ..." if not in_signature else ""))
+            else:
+                out.append(line)
+        elif not stripped and out and out[-1].strip():
+            out.append("")
+    if len(out) < len(lines):
+        out.append(f"{' ' * indent}# method bodies left out: a class step shows its outline")
+    return "\n".join(out).rstrip()
 
 
 def trim_body(text: str, node: dict[str, Any]) -> str:
@@ -475,7 +695,10 @@ def trim_body(text: str, node: dict[str, Any]) -> str:
     body = next((line for line in lines[end:] if line.strip()), "    ")
     indent = " " * (len(body) - len(body.lstrip()))
     more = f"{rest} more line{'s' if rest != 1 else ''}"
-    return "\n".join([*lines[:end], f"{indent}...  # {more} (trimmed by the token budget)"])
+    marker = f"{indent}...  # {more} (trimmed by the token budget)"
+    if len(marker) >= len("\n".join(lines[end:])):
+        return text  # the marker would cost as much as the lines it replaces: keep them
+    return "\n".join([*lines[:end], marker])
 
 
 def render_markdown(result: Explanation) -> str:
@@ -522,6 +745,10 @@ def render_markdown(result: Explanation) -> str:
             facts.append(f"Overrides {ref(n['overrides'])}: a call through the base method may run this one.")
         if node.role == "seed":
             facts.append("Matches the question.")
+        for kind, text in (("adapter", "Reached through thin wrappers"), ("accessor", "Uses accessors")):
+            folded = [f"{f['qualname']} {f['citation']}" for f in node.folded if f["shape"] == kind]
+            if folded:
+                facts.append(f"{text} (not steps of their own): " + "; ".join(folded))
         calls = [e for e in outgoing.get(i, []) if e.type == "CALLS"]
         if calls:
             facts.append("Calls: " + "; ".join(f"{ref(e.dst)} (line {e.line}, {e.resolved_by})" for e in calls))

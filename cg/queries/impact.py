@@ -1,7 +1,8 @@
 """``cg impact SYMBOL``: what breaks if SYMBOL changes.
 
 Four lists: transitive callers by depth, subclasses and overriding methods, the files that import
-it, and the test functions that reach it over CALLS. Callers of the base-class methods a method on
+it (for a method: the files importing its class in which code reaches the method), and the test
+functions that reach it over CALLS. Callers of the base-class methods a method on
 the walk overrides are callers too (a call through the base may dispatch here): they join the walk
 with ``resolved_by`` "dispatch", by the rule ``cg path`` and ``cg explain`` follow as well
 (cg/queries/expand.py, ``callers_with_dispatch``).
@@ -13,16 +14,35 @@ reached by, at its smallest depth and, among equal depths, through the most prec
 answer can show why it is affected. Tests are searched deeper than ``depth`` (tests usually reach
 code through helpers and fixtures) and are listed apart, not as callers; helpers inside test files
 only carry the walk.
+
+Fixtures. pytest calls a fixture for every test (or fixture) that names it as a parameter, so the
+walk treats that as a call: when it reaches a fixture (a function in a test file decorated with
+``pytest.fixture`` or ``fixture``), the test-file functions with a parameter of the fixture's name,
+in the fixture's file or, for a fixture in a ``conftest.py``, anywhere under its folder, join as its
+callers with ``resolved_by`` "fixture" (pytest's own name matching; a ``name=`` alias and
+``usefixtures`` are not read). A test that drives the code through an object a fixture built (the
+app, a test client) calls its methods on the parameter, which the resolver matches where it can;
+the fixture edge then adds the tests whose only link to the code is the fixture itself.
+
+Registries. A test client drives an app through its dispatcher, which calls the handler it looked up
+at run time: no static edge reaches the handler. The walk adds one where the graph shows the pattern:
+a definition decorated by a method of a class (``@router.route(...)`` is ``Router.route``, a DECORATES
+edge) is called by each method of that class that makes a call the resolver could not resolve
+(``Router.dispatch`` calls ``handler(request)``), with ``resolved_by`` "registry" and that call's line.
+So a test that calls ``app.router.dispatch(...)`` reaches the routes and what they call.
 """
 
 from __future__ import annotations
 
+import ast
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from cg.graph.store import GraphReader
+from cg.graph.store import CallRow, GraphReader
 from cg.model import edge_rank
 from cg.queries.expand import callers_with_dispatch, related_methods
+from cg.queries.explain import decorators
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
@@ -104,6 +124,7 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         result.subclasses = list(store.symbols(closure, with_text=False).values())
         result.subclasses.sort(key=lambda n: n["qualname"])
 
+    fixtures = _Fixtures(store)
     reached: dict[str, Affected] = {}
     weakest = {target: "jedi"}
     frontier = [target]
@@ -111,7 +132,8 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         if not frontier:
             break
         best: dict[str, Affected] = {}
-        for row in callers_with_dispatch(store, frontier):
+        extra = fixtures.users(frontier) + registry_callers(store, frontier)
+        for row in callers_with_dispatch(store, frontier) + extra:
             if row.src in reached or row.src in weakest:
                 continue
             resolved = row.resolved_by
@@ -133,15 +155,93 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         elif not is_test(a.node) and a.depth <= depth:
             result.callers.append(a)
 
-    owners = [target]
-    if symbol.get("kind") == "method" and symbol.get("parent_id"):
-        owners.append(symbol["parent_id"])  # a method is reached through its imported class
-    if symbol.get("kind") == "module":
-        owners.append(symbol["path"])
-    result.importers = [
-        {"file": f, "imports": dst, "line": line} for f, dst, line in sorted(set(store.importers(owners)))
-    ]
+    result.importers = _importers(store, symbol, {a.node.get("path") for a in reached.values()})
     return result
+
+
+def registry_callers(store: GraphReader, ids: list[str]) -> list[CallRow]:
+    """The dispatchers of the registries that hold these definitions, as CALLS rows (see the module
+    docstring): for each in-repo decorator of ``ids`` that is a method, the methods of its class with
+    an unresolved call."""
+    found = store.decorators(ids)
+    if not found:
+        return []
+    decorators = store.symbols(sorted({d for d, _, _ in found}), with_text=False)
+    classes = sorted({n["parent_id"] for n in decorators.values() if n.get("kind") == "method" and n.get("parent_id")})
+    if not classes:
+        return []
+    methods = {m["id"]: m for m in store.members(classes) if m.get("kind") == "method"}
+    dispatch_line: dict[str, int] = {}
+    for row in store.calls(sorted(methods), "out"):
+        if row.other_label != "Symbol" and row.resolved_by == "unresolved" and row.src not in decorators:
+            dispatch_line[row.src] = min(dispatch_line.get(row.src, row.line), row.line)
+    rows = []
+    for decorator, decorated, _ in found:
+        owner = decorators.get(decorator, {}).get("parent_id")
+        for method_id, line in sorted(dispatch_line.items()):
+            if methods[method_id].get("parent_id") == owner:
+                rows.append(CallRow(method_id, decorated, line, "registry", methods[method_id], "Symbol"))
+    return rows
+
+
+def parameters(signature: str) -> list[str]:
+    """The parameter names of a stored signature (``def test_paid(app, subscription)``); [] if it does
+    not parse. The text is parsed by ``ast``, never run."""
+    head = signature.strip().removeprefix("async ").rstrip(":")
+    try:
+        tree = ast.parse(head + ": pass")
+    except SyntaxError:
+        return []
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.FunctionDef):
+        return []
+    args = node.args
+    return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg not in ("self", "cls")]
+
+
+class _Fixtures:
+    """pytest's fixture matching as CALLS rows (see the module docstring); reads the test files'
+    functions once, and only when the walk reaches a definition in a test file."""
+
+    def __init__(self, store: GraphReader) -> None:
+        self.store = store
+        self._by_param: dict[str, list[dict[str, Any]]] | None = None
+
+    def users(self, ids: list[str]) -> list[CallRow]:
+        in_tests = [i for i, n in self.store.symbols(ids, with_text=False).items() if is_test(n)]
+        if not in_tests:
+            return []
+        if self._by_param is None:
+            self._by_param = {}
+            for fn in self.store.test_functions():
+                for name in parameters(fn.get("signature") or ""):
+                    self._by_param.setdefault(name, []).append(fn)
+        rows = []
+        for fid, fixture in self.store.symbols(in_tests).items():
+            if not any(d.split("(", 1)[0].split(".")[-1] == "fixture" for d in decorators(fixture.get("text") or "")):
+                continue
+            folder = posixpath.dirname(fixture["path"])
+            shared = posixpath.basename(fixture["path"]) == "conftest.py"
+            for user in self._by_param.get(fixture["name"], []):
+                path = user.get("path") or ""
+                if user["id"] != fid and (path == fixture["path"] or (shared and _under(path, folder))):
+                    rows.append(CallRow(user["id"], fid, int(user.get("start_line") or 0), "fixture", user, "Symbol"))
+        return rows
+
+
+def _under(path: str, folder: str) -> bool:
+    return not folder or path.startswith(folder + "/")
+
+
+def _importers(store: GraphReader, symbol: dict[str, Any], caller_files: set[str | None]) -> list[dict[str, Any]]:
+    """The files that import the symbol (a module: the file itself too). A method is imported through
+    its class, but a file that imports the class is a dependent of the method only if code in it
+    reaches the method (one of the callers or tests found above lives there): the others use the class
+    for something else, and listing them all would drown the answer in every user of the class."""
+    rows = set(store.importers([symbol["id"]] + ([symbol["path"]] if symbol.get("kind") == "module" else [])))
+    if symbol.get("kind") == "method" and symbol.get("parent_id"):
+        rows |= {row for row in store.importers([symbol["parent_id"]]) if row[0] in caller_files}
+    return [{"file": f, "imports": dst, "line": line} for f, dst, line in sorted(rows)]
 
 
 def _subclasses(store: GraphReader, class_id: str) -> list[str]:

@@ -5,6 +5,7 @@ its id). An ambiguous name is an error that lists the candidates, never a silent
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -26,8 +27,13 @@ def citation(node: dict[str, Any]) -> str:
     return f"[{node['path']}:{start}-{end}]"
 
 
+_DUPLICATE = re.compile(r"~\d+")
+
+
 def short_id(symbol_id: str) -> str:
-    return symbol_id.split("::", 1)[-1]
+    """The id as a reader sees it: the scope after ``path::``, without the ``~2`` ingest appends to the id
+    of a second definition of the same name (an internal key; the citation beside it tells them apart)."""
+    return _DUPLICATE.sub("", symbol_id.split("::", 1)[-1])
 
 
 def is_test(node: dict[str, Any]) -> bool:
@@ -66,6 +72,19 @@ def _where(node: dict[str, Any]) -> str:
     return f"{node['qualname']} [{node['path']}:{node['start_line']}]"
 
 
+def did_you_mean(ref: str, qualnames: list[str], count: int = 3) -> list[str]:
+    """The names closest to a misspelled ``ref``, by difflib's ratio (the standard library's, as good as
+    any for typos in identifiers): each qualified name is compared by its last parts, as many as ``ref``
+    has (``PaymentService.charge_invoce`` against ``PaymentService.charge_invoice``), and shown as that
+    suffix unless two definitions share it."""
+    parts = ref.count(".") + 1
+    by_suffix: dict[str, list[str]] = {}
+    for name in qualnames:
+        by_suffix.setdefault(".".join(name.split(".")[-parts:]), []).append(name)
+    close = difflib.get_close_matches(ref, list(by_suffix), n=count, cutoff=0.75)
+    return [suffix if len(by_suffix[suffix]) == 1 else by_suffix[suffix][0] for suffix in close]
+
+
 def resolve_symbol(store: GraphReader, ref: str) -> dict[str, Any]:
     """The one definition ``ref`` names (see the module docstring); SymbolLookupError otherwise."""
     ref = ref.strip()
@@ -84,7 +103,9 @@ def resolve_symbol(store: GraphReader, ref: str) -> dict[str, Any]:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise SymbolLookupError(f"no definition matches {ref!r} (try a qualified name, path:line or `cg search`)")
+        near = did_you_mean(ref, store.symbol_names())
+        hint = f"; did you mean {' or '.join(near)}?" if near else " (try a qualified name, path:line or `cg search`)"
+        raise SymbolLookupError(f"no definition matches {ref!r}{hint}")
     listed = "; ".join(_where(m) for m in matches[:_SHOWN])
     more = f"; and {len(matches) - _SHOWN} more" if len(matches) > _SHOWN else ""
     raise SymbolLookupError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cg.queries.explain import _entry_kind, decorators, hub_penalty, trim_body
+from cg.queries.explain import _entry_kind, class_outline, decorators, hub_penalty, trim_body
 
 FN = "shop.api.handlers.pay"
 
@@ -40,9 +40,74 @@ def test_hub_penalty_spares_ordinary_callees_and_grows_slowly():
 
 
 def test_trim_body_keeps_signature_and_docstring():
-    text = 'def f(\n    a,\n) -> int:\n    """Doc line.\n\n    More doc.\n    """\n    x = 1\n    return x\n'
+    text = 'def f(\n    a,\n) -> int:\n    """Doc line.\n\n    More doc.\n    """\n'
+    text += "    total = sum(line.amount_cents for line in lines)\n    return total - discount\n"
     trimmed = trim_body(text, {"docstring": "Doc line.\n\nMore doc."})
     assert trimmed.splitlines()[:7] == text.splitlines()[:7]
     assert trimmed.splitlines()[-1] == "    ...  # 2 more lines (trimmed by the token budget)"
-    one = trim_body("def g():\n    return 1\n", {"docstring": ""})
-    assert one == "def g():\n    ...  # 1 more line (trimmed by the token budget)"
+    one = "def g():\n    return 1\n"
+    assert trim_body(one, {"docstring": ""}) == one, "a cut that saves nothing is not made"
+    long_line = "def g(invoice):\n    return invoice.total_cents - invoice.refunded_cents - invoice.discount_cents\n"
+    assert trim_body(long_line, {}).endswith("...  # 1 more line (trimmed by the token budget)")
+
+
+def test_a_class_step_is_its_outline():
+    text = (
+        "@dataclass\nclass Router:\n"
+        '    """Maps (method, path) pairs to handler functions."""\n\n'
+        "    routes: dict = field(default_factory=dict)\n\n"
+        "    def resolve(\n        self, method: str, path: str\n    ) -> Handler:\n"
+        "        try:\n            return self.routes[(method.upper(), path)]\n"
+        "        except KeyError:\n            raise RouteNotFound(path) from None\n\n"
+        "    async def dispatch(self, request: Request) -> Response:\n"
+        "        handler = self.resolve(request.method, request.path)\n        return handler(request)\n"
+    )
+    outline = class_outline(text).splitlines()
+    assert outline[:5] == text.splitlines()[:5]
+    assert "        self, method: str, path: str" in outline and "    ) -> Handler: ..." in outline
+    assert "    async def dispatch(self, request: Request) -> Response: ..." in outline
+    assert not any("return" in line or "try:" in line for line in outline)
+    assert outline[-1] == "    # method bodies left out: a class step shows its outline"
+
+
+def test_adapters_and_accessors_fold_into_the_steps_that_use_them():
+    from cg.queries.explain import Explanation, FlowEdge, FlowNode, _fold_thin_steps, thin_shape
+
+    def step(qualname: str, text: str, role: str = "callee", start: int = 1) -> FlowNode:
+        n = {"qualname": f"httpx._client.{qualname}", "name": qualname.rsplit(".", 1)[-1], "kind": "method"}
+        n.update(path="httpx/_client.py", start_line=start, end_line=start + text.count("\n"), text=text)
+        return FlowNode(f"httpx/_client.py::{qualname}", n, role, 0.5)
+
+    get = step(
+        "Client.get",
+        'def get(self, url):\n    """Send a GET request."""\n    return self.request("GET", url)\n',
+        "caller",
+    )
+    request = step(
+        "Client.request",
+        "def request(self, method, url):\n    req = self.build_request(method, url)\n    return self.send(req)\n",
+        "seed",
+        20,
+    )
+    send = step(
+        "Client.send",
+        "def send(self, request):\n    auth = self._build_request_auth(request)\n"
+        "    response = self._send_handling_auth(request, auth=auth)\n    return response\n",
+        "callee",
+        40,
+    )
+    timeout = step("Client.timeout", "def timeout(self):\n    return self._timeout\n", "callee", 60)
+    assert thin_shape(get.node["text"]) == "adapter" and thin_shape(timeout.node["text"]) == "accessor"
+    assert thin_shape(send.node["text"]) is None
+    result = Explanation("how does the client send a request", True)
+    result.nodes = {n.id: n for n in (get, request, send, timeout)}
+    result.edges = [
+        FlowEdge(get.id, request.id, 3, "jedi"),
+        FlowEdge(request.id, send.id, 23, "jedi"),
+        FlowEdge(send.id, timeout.id, 42, "jedi"),
+    ]
+    _fold_thin_steps(result)
+    assert set(result.nodes) == {request.id, send.id}
+    assert [f["qualname"] for f in request.folded] == ["httpx._client.Client.get"]
+    assert [(f["qualname"], f["shape"]) for f in send.folded] == [("httpx._client.Client.timeout", "accessor")]
+    assert result.edges == [FlowEdge(request.id, send.id, 23, "jedi")]

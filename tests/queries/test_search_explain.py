@@ -94,7 +94,7 @@ def test_expand_respects_depth_and_fanout(ctx):
 def test_explain_budget_trims_bodies_before_it_drops_definitions(ctx):
     store, embedder = ctx
     big = explain(store, embedder, "payment retry", token_budget=50_000)
-    assert not big.omitted and all(n.code_state == "full" for n in big.nodes.values())
+    assert not big.omitted and all(n.code_state in ("full", "outline") for n in big.nodes.values())
     mid = explain(store, embedder, "payment retry", token_budget=2000)
     assert mid.tokens_used <= 2000 and not mid.omitted
     assert set(mid.order) == set(big.order), "trimming alone fits this budget: nothing is dropped"
@@ -103,6 +103,12 @@ def test_explain_budget_trims_bodies_before_it_drops_definitions(ctx):
     small = explain(store, embedder, "payment retry", token_budget=800)
     assert small.omitted and all(o["citation"].startswith("[") for o in small.omitted)
     assert all(n.code_state == "trimmed" or n.code == trim_body(n.code, n.node) for n in small.nodes.values())
+    for result in (big, mid, small):  # "full" means the whole body is shown, "trimmed" that a marker says what was cut
+        for n in result.nodes.values():
+            if n.code_state == "trimmed":
+                assert "(trimmed by the token budget)" in n.code
+            else:
+                assert n.code == n.node["text"] and n.code_state in ("full", "outline")
     dropped = [big.nodes[o["id"]].weight for o in small.omitted]
     kept = [big.nodes[i].weight for i in small.order if i not in (small.order[0], small.seeds[0].id)]
     assert kept and max(dropped) <= min(kept), "the lightest steps are the ones dropped"
@@ -206,3 +212,23 @@ def test_a_question_that_names_sync_or_async_prefers_that_side():
     assert order("my body is a plain (non-async) generator") == ["sync", "async", "aiter"]
     assert order("how does the async client send?") == ["async", "aiter", "sync"]
     assert order("how does the client send a request?") == ["async", "aiter", "sync"]  # says neither
+
+
+def test_callees_compete_by_relevance_not_source_order(ctx):
+    """charge_invoice builds a Payment, charges the gateway, records the attempt and notifies the customer
+    before it schedules the retry: with four places, source order keeps the first four; relevance to a
+    question about retries keeps the retry, and the abstract base method (a leaf) goes last."""
+    from cg.queries.explain import callee_relevance
+    from cg.queries.query import Query
+
+    store, embedder = ctx
+    charge = "shop/payments/service.py::PaymentService.charge_invoice"
+    query = Query.parse("what happens after a card charge fails, does it get retried?").with_vector(embedder)
+    hits = search(store, embedder, query, limit=12)
+    by_order = {s.id for s in expand(store, [charge], "out", depth=1, fanout=4)}
+    by_relevance = expand(store, [charge], "out", depth=1, fanout=4, relevance=callee_relevance(store, query, hits))
+    assert RETRY not in by_order
+    assert RETRY in {s.id for s in by_relevance}
+    scores = callee_relevance(store, query, hits)(store.calls([charge], "out"))
+    assert scores[RETRY] > scores["shop/payments/models.py::Payment.record_attempt"]
+    assert min(scores, key=scores.__getitem__) == "shop/payments/gateway.py::PaymentGateway.charge"
