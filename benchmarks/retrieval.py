@@ -15,6 +15,7 @@ load hits every path alike), with each one's cosine agreement with the torch vec
 recall@10 and MRR it gives when the whole index is built with it.
 
     python benchmarks/retrieval.py
+    python benchmarks/retrieval.py --sets    # each question set on its own against BM25 (question_sets.py)
 """
 
 from __future__ import annotations
@@ -148,7 +149,29 @@ def speed_and_agreement(embedders: list[tuple[str, Embedder]], texts: list[str])
     return out
 
 
+def per_set() -> None:
+    """Every set in question_sets.SETS indexed and scored on its own: its RESULTS.md section."""
+    from question_sets import SETS, report, score_set
+
+    work = Path(tempfile.mkdtemp(prefix="cg-sets-"))
+    results = []
+    try:
+        for label, fetch, question_file in SETS:
+            started = time.perf_counter()
+            rows, unanswerable = score_set(fetch(), question_file, work)
+            results.append((label, rows, unanswerable))
+            print(label, f"{time.perf_counter() - started:.0f}s", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [machine_line(), "", *report(results)]
+    print("\n".join(lines), flush=True)
+    write_section("Retrieval per question set (benchmarks/retrieval.py --sets)", "\n".join(lines))
+
+
 def main() -> None:
+    if "--sets" in sys.argv[1:]:
+        per_set()
+        return
     work = Path(tempfile.mkdtemp(prefix="cg-retrieval-"))
     cache = work / "cache"  # a private cache: every path here really embeds what it is timed on
     quality_rows, speed_rows = [], []
