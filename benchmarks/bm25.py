@@ -67,7 +67,7 @@ class BM25:
                 self.postings.setdefault(t, []).append(i)
 
     def top(self, query: str, k: int = 10) -> list[int]:
-        scores: Counter[int] = Counter()
+        scores: dict[int, float] = {}
         for term in set(analyze(query)):
             idf = self.idf.get(term)
             if idf is None:
@@ -75,7 +75,7 @@ class BM25:
             for i in self.postings[term]:
                 f = self.tfs[i][term]
                 norm = K1 * (1 - B + B * self.lengths[i] / self.avg)
-                scores[i] += idf * f * (K1 + 1) / (f + norm)
+                scores[i] = scores.get(i, 0.0) + idf * f * (K1 + 1) / (f + norm)
         return [i for i, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
 
 

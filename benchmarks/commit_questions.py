@@ -52,6 +52,7 @@ from results import machine_line, write_section  # noqa: E402
 
 from cg.api import open_index  # noqa: E402
 from cg.ingest.walk import module_name  # noqa: E402
+from cg.lexical import analyze  # noqa: E402
 
 CHORE = re.compile(
     r"\b(bump|release[sd]?|releasing|version|typos?|changelog|newsfragments?|lint|pre-commit|black|ruff|"
@@ -59,7 +60,10 @@ CHORE = re.compile(
     r"docs?|documentation|spelling|whitespace|style|sponsors?|typing|stubs?|pyi)\b",
     re.I,
 )
-TRAILER = re.compile(r"^(co-authored-by|signed-off-by|reviewed-by|fixes|closes|fix|ref|see)\b.*$", re.I | re.M)
+TRAILER = re.compile(
+    r"^((co-authored-by|signed-off-by|reviewed-by):.*|(fixes|fixed|closes|fix|refs?|see):?\s+(#|https?:)\S*\s*)$",
+    re.I | re.M,
+)
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
 LIBRARY = re.compile(r"^(src/)?[A-Za-z_][A-Za-z0-9_]*/[^ ]*\.py$")  # a package, src layout or not
 NOT_LIBRARY = re.compile(r"^(src/)?(tests?|docs?|bench(marks)?|typing_tests|examples|scripts)/|/tests?/|conftest")
@@ -160,8 +164,9 @@ def select(repo: Path) -> list[Pair]:
             changed = changed_definitions(repo, parent, sha, path)
             if changed:
                 gold |= changed
-        if 1 <= len(gold) <= MAX_DEFS:
-            pairs.append(Pair(sha, parent, clean_message(message), sorted(gold)))
+        question = clean_message(message)
+        if 1 <= len(gold) <= MAX_DEFS and analyze(question):  # words to look for (cg refuses an empty query)
+            pairs.append(Pair(sha, parent, question, sorted(gold)))
     return pairs
 
 

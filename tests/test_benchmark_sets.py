@@ -43,9 +43,7 @@ def test_chore_commits_and_test_only_changes_are_not_questions(shop_repo: Path) 
     test_file = next((shop_repo / "tests").rglob("test_*.py"))
     test_file.write_text(test_file.read_text() + "\n\ndef test_backoff_is_capped_at_three_days():\n    pass\n")
     git(shop_repo, "commit", "-q", "-am", "Check that the backoff stays capped", when=1_780_000_000)
-    assert [p.question.splitlines()[0] for p in commit_questions.select(shop_repo)] == [
-        CAP_MESSAGE.splitlines()[0]
-    ]
+    assert [p.question.splitlines()[0] for p in commit_questions.select(shop_repo)] == [CAP_MESSAGE.splitlines()[0]]
 
 
 def test_a_changed_line_belongs_to_its_innermost_definition() -> None:
