@@ -247,6 +247,20 @@ def project_name(source: Path) -> str:
     return name.split("+")[-1].removesuffix(".git")
 
 
+def load_outcomes(path: Path) -> list[Outcome]:
+    """The outcomes an earlier run wrote with --out (its pairs with their ranks)."""
+    outcomes: list[Outcome] = []
+    for line in path.read_text("utf-8").splitlines():
+        row = json.loads(line)
+        if "outcome" in row:
+            meta = row["outcome"]
+            outcomes.append(Outcome(meta["label"], [], meta["snapshots"], meta["dropped"], meta["indexing"]))
+        else:
+            row.pop("project")
+            outcomes[-1].pairs.append(Pair(**row))
+    return outcomes
+
+
 def report(outcomes: list[Outcome], wall: float) -> None:
     lines = [
         machine_line(),
@@ -264,7 +278,7 @@ def report(outcomes: list[Outcome], wall: float) -> None:
             f" their snapshot dropped; indexing {o.indexing:.0f}s."
         )
     lines += [
-        f"- whole run {wall:.0f}s.",
+        *([f"- whole run {wall:.0f}s."] if wall else []),
         "",
         "| project | questions | n | cg recall@10 | cg MRR | BM25 windows recall@10 | BM25 MRR |",
         "|---|---|---|---|---|---|---|",
@@ -288,21 +302,31 @@ def report(outcomes: list[Outcome], wall: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--repo", type=Path, action="append", required=True, help="a git clone or bare repository (repeatable)"
+        "--repo", type=Path, action="append", default=[], help="a git clone or bare repository (repeatable)"
     )
     parser.add_argument("--commits", type=int, default=300, help="per project, the most recent selected commits")
     parser.add_argument("--snapshots", type=int, default=4, help="per project, indexes built (groups of commits)")
     parser.add_argument("--out", type=Path, help="write the pairs and their ranks here (JSON lines)")
+    parser.add_argument(
+        "--combine", type=Path, nargs="+", help="report the --out files of earlier runs together (no indexing)"
+    )
     args = parser.parse_args()
+    if args.combine:
+        report([outcome for path in args.combine for outcome in load_outcomes(path)], 0.0)
+        return
+    if not args.repo:
+        raise SystemExit("give --repo (one or more) or --combine")
     for repo in args.repo:
         if not (repo / ".git").exists() and not (repo / "HEAD").is_file():
             raise SystemExit(f"not a git repository: {repo}")
     started = time.perf_counter()
     outcomes = [run(repo, args.commits, args.snapshots) for repo in args.repo]
     if args.out:
-        args.out.write_text(
-            "".join(json.dumps({"project": o.label, **p.__dict__}) + "\n" for o in outcomes for p in o.pairs)
-        )
+        rows = []
+        for o in outcomes:
+            rows.append(json.dumps({"outcome": {**o.__dict__, "pairs": len(o.pairs)}}))
+            rows += [json.dumps({"project": o.label, **p.__dict__}) for p in o.pairs]
+        args.out.write_text("".join(row + "\n" for row in rows))
     report(outcomes, time.perf_counter() - started)
 
 
