@@ -11,6 +11,8 @@ count for it, the way a reader skimming the list would.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import statistics
 import sys
@@ -52,6 +54,33 @@ class Scored:
     cg: list[int | None]  # rank of each gold entry in cg's first K (None: absent)
     cg_class: int | None  # rank of the first hit that is a gold entry or the class holding one
     bm25: list[int | None]
+
+
+SAVED = HERE / "data" / "question-set-scores"
+
+
+def save_scores(question_file: Path, rows: list[Scored], unanswerable: int) -> None:
+    """One set's scores (per question: cg's and BM25's gold ranks) under benchmarks/data/ (not committed)."""
+    SAVED.mkdir(parents=True, exist_ok=True)
+    data = {
+        "questions_sha": hashlib.sha256(question_file.read_bytes()).hexdigest(),
+        "unanswerable": unanswerable,
+        "rows": [{"id": r.question.id, "cg": r.cg, "cg_class": r.cg_class, "bm25": r.bm25} for r in rows],
+    }
+    (SAVED / f"{question_file.stem}.json").write_text(json.dumps(data))
+
+
+def load_scores(question_file: Path) -> tuple[list[Scored], int] | None:
+    """The saved scores of a set, unless its question file changed since they were measured."""
+    path = SAVED / f"{question_file.stem}.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    if data["questions_sha"] != hashlib.sha256(question_file.read_bytes()).hexdigest():
+        return None
+    by_id = {q.id: q for q in load_questions(question_file)}
+    rows = [Scored(by_id[r["id"]], r["cg"], r["cg_class"], r["bm25"]) for r in data["rows"]]
+    return rows, int(data["unanswerable"])
 
 
 def _rr(ranks: list[int | None]) -> float:
