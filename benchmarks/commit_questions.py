@@ -247,6 +247,15 @@ def project_name(source: Path) -> str:
     return name.split("+")[-1].removesuffix(".git")
 
 
+def save_outcomes(path: Path, outcomes: list[Outcome]) -> None:
+    """JSON lines: each project's outcome, then its pairs with their ranks (read back by --combine)."""
+    rows = []
+    for o in outcomes:
+        rows.append(json.dumps({"outcome": {**o.__dict__, "pairs": len(o.pairs)}}))
+        rows += [json.dumps({"project": o.label, **p.__dict__}) for p in o.pairs]
+    path.write_text("".join(row + "\n" for row in rows))
+
+
 def load_outcomes(path: Path) -> list[Outcome]:
     """The outcomes an earlier run wrote with --out (its pairs with their ranks)."""
     outcomes: list[Outcome] = []
@@ -322,11 +331,7 @@ def main() -> None:
     started = time.perf_counter()
     outcomes = [run(repo, args.commits, args.snapshots) for repo in args.repo]
     if args.out:
-        rows = []
-        for o in outcomes:
-            rows.append(json.dumps({"outcome": {**o.__dict__, "pairs": len(o.pairs)}}))
-            rows += [json.dumps({"project": o.label, **p.__dict__}) for p in o.pairs]
-        args.out.write_text("".join(row + "\n" for row in rows))
+        save_outcomes(args.out, outcomes)
     report(outcomes, time.perf_counter() - started)
 
 

@@ -90,3 +90,14 @@ def test_question_files_are_well_formed(name: str) -> None:
         assert len(unanswerable) == 20
         ids = [u["id"] for u in unanswerable] + [q.id for q in questions]
         assert len(ids) == len(set(ids)) and all(u["question"].strip() for u in unanswerable)
+
+
+def test_separate_runs_are_reported_together(shop_repo: Path, tmp_path: Path) -> None:
+    pair = commit_questions.select(shop_repo)[0]
+    pair.cg_ranks, pair.bm25_ranks = [2], [None]
+    outcome = commit_questions.Outcome("shop at 1a2b3c4", [pair], 1, 0, 12.5)
+    commit_questions.save_outcomes(tmp_path / "shop.jsonl", [outcome])
+    (back,) = commit_questions.load_outcomes(tmp_path / "shop.jsonl")
+    assert back == outcome
+    assert commit_questions.score([p.cg_ranks for p in back.pairs]) == (1.0, 0.5)
+    assert commit_questions.score([p.bm25_ranks for p in back.pairs]) == (0.0, 0.0)
