@@ -15,6 +15,7 @@ load hits every path alike), with each one's cosine agreement with the torch vec
 recall@10 and MRR it gives when the whole index is built with it.
 
     python benchmarks/retrieval.py
+    python benchmarks/retrieval.py --sets [STEM ...]   # each question set on its own against BM25 (question_sets.py)
 """
 
 from __future__ import annotations
@@ -148,7 +149,33 @@ def speed_and_agreement(embedders: list[tuple[str, Embedder]], texts: list[str])
     return out
 
 
+def per_set(names: list[str]) -> None:
+    """The sets in question_sets.SETS whose question file's stem is in ``names`` (all when empty)
+    indexed and scored, each saved under benchmarks/data/; then the section written from every set
+    saved there, so sets can be scored in separate (parallel) runs and reported together."""
+    from question_sets import SETS, load_scores, report, save_scores, score_set
+
+    work = Path(tempfile.mkdtemp(prefix="cg-sets-"))
+    try:
+        for label, fetch, question_file in SETS:
+            if names and question_file.stem not in names:
+                continue
+            started = time.perf_counter()
+            rows, unanswerable = score_set(fetch(), question_file, work)
+            save_scores(question_file, rows, unanswerable)
+            print(label, f"{time.perf_counter() - started:.0f}s", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    results = [(label, *saved) for label, _, question_file in SETS if (saved := load_scores(question_file))]
+    lines = [machine_line(), "", *report(results)]
+    print("\n".join(lines), flush=True)
+    write_section("Retrieval per question set (benchmarks/retrieval.py --sets)", "\n".join(lines))
+
+
 def main() -> None:
+    if "--sets" in sys.argv[1:]:
+        per_set([a for a in sys.argv[1:] if a != "--sets"])
+        return
     work = Path(tempfile.mkdtemp(prefix="cg-retrieval-"))
     cache = work / "cache"  # a private cache: every path here really embeds what it is timed on
     quality_rows, speed_rows = [], []
