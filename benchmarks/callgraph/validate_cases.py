@@ -74,6 +74,7 @@ EDGE_DUNDERS = {
     *("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__"),
     *("__getitem__", "__setitem__", "__delitem__", "__len__", "__str__", "__repr__", "__hash__", "__bool__"),
     *("__abs__", "__reversed__", "__format__", "__int__", "__float__", "__bytes__", "__round__"),
+    "__get__",  # reading a class attribute bound to a descriptor
 }
 COMPREHENSIONS = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
 GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR

@@ -614,7 +614,7 @@ def test_a_call_on_a_typed_receiver_may_run_every_subclass_override(tmp_path, re
     assert cg["checkout.AuditedCardProvider.capture"] == ["checkout.CardProvider.capture"]
 
 
-LEDGER = '''
+LEDGER = """
 class Money:
     def __init__(self, cents):
         self.cents = cents
@@ -652,7 +652,7 @@ def post_fee(ledger: Ledger, account, fee: Money):
 def fee_total(fees: list, fee: Money):
     count = len(fees) + 1
     return fee == fee, fees[0], count
-'''
+"""
 
 
 @pytest.mark.parametrize("resolver", ["jedi", "name"])
@@ -681,3 +681,58 @@ def test_a_repository_reached_through_a_symlink_resolves_as_well(tmp_path):
     linked = build_callgraph(load_settings(tmp_path / "linked", resolver="jedi", jedi_workers=1))
     assert linked == direct
     assert "checkout.CardProvider.capture" in linked["checkout.settle"]
+
+
+SETTINGS = '''
+import typing as t
+
+T = t.TypeVar("T")
+
+
+class ConfigAttribute(t.Generic[T]):
+    """Forwards an attribute to the app's config."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return obj.config[self.name]
+
+
+class App:
+    testing = ConfigAttribute[bool]("TESTING")
+    secret_key = ConfigAttribute("SECRET_KEY")
+
+    def __init__(self):
+        self.config = {"TESTING": False, "SECRET_KEY": "dev"}
+        self.debug = False
+
+    def should_propagate(self):
+        return self.testing or self.debug
+
+
+class Flask(App):
+    def secret_key(self):
+        return "overridden"
+
+
+def sign(app: App, payload):
+    return (app.secret_key, payload)
+
+
+def sign_flask(app: Flask):
+    return app.secret_key
+'''
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_reading_a_class_attribute_bound_to_a_descriptor_runs_its_get(tmp_path, resolver):
+    """`self.testing`, where the class body says `testing = ConfigAttribute[bool](...)`, runs
+    ConfigAttribute.__get__, as does `app.secret_key` on a typed `app`; an instance attribute
+    (`self.debug`) or a method of the same name found first in the MRO does not."""
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert "settings.ConfigAttribute.__get__" in cg["settings.App.should_propagate"]
+    assert "settings.ConfigAttribute.__get__" in cg["settings.sign"]
+    assert "settings.ConfigAttribute.__get__" not in cg["settings.sign_flask"]
+    assert "settings.ConfigAttribute.__get__" not in cg["settings.App.__init__"]

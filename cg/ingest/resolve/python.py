@@ -22,6 +22,7 @@ from cg.ingest.languages.python import LANGUAGE
 from cg.ingest.resolve.flow import Decorator, definition_facts
 from cg.ingest.resolve.jedi_resolver import JediResults
 from cg.model import (
+    AttributeRead,
     CallSite,
     Edge,
     External,
@@ -224,6 +225,7 @@ class Resolver:
         self._typing: set[tuple[str, str]] = set()
         self._subclasses: dict[str, list[Symbol]] | None = None
         self._by_method_name: dict[str, list[Symbol]] | None = None
+        self._descriptors: frozenset[str] | None = None  # class attributes bound to descriptors (__get__)
         self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
         self._registries: dict[tuple[str, str], list[Symbol]] = {}  # filled with _decorated
 
@@ -373,7 +375,8 @@ class Resolver:
                 return None
             expr = options[0]
         if expr.startswith("call:"):
-            target = self.resolve_expr(expr[5:], scope)
+            # `ConfigAttribute[bool]("TESTING")` constructs a ConfigAttribute: the subscript is a generic alias
+            target = self.resolve_expr(expr[5:].removesuffix("[]"), scope)
             if target is None or target.symbol is None:
                 return None
             if target.symbol.kind == "class":
@@ -754,6 +757,11 @@ class Resolver:
                         call.line,
                     )
         for read in ex.attribute_reads:
+            if read.attr in self.descriptor_names():
+                scope = self.by_id.get(read.scope_id)
+                runs = self.descriptor_getter(read, scope) if scope is not None else None
+                if runs is not None:
+                    add("CALLS", read.scope_id, "Symbol", runs, read.line)
             if read.attr not in self.property_names:
                 continue
             getters = [
@@ -838,6 +846,50 @@ class Resolver:
             if method is not None and all(t.id != method.id for t in out):
                 out.append(Target(method.id, "Symbol", cls.resolved_by, method))
         return out
+
+    def descriptor_names(self) -> frozenset[str]:
+        """Names of class attributes whose value is an instance of a repository class defining ``__get__``
+        (``testing = ConfigAttribute("TESTING")`` in a class body): reading one through an instance or the
+        class runs that ``__get__``."""
+        if self._descriptors is None:
+            names = set()
+            for scope_id, table in self.types.items():
+                owner = self.by_id.get(scope_id)
+                if owner is None or owner.kind != "class":
+                    continue
+                for name, type_expr in table.items():
+                    if "." in name:
+                        continue  # `self.x = Desc()` lives in the instance: no descriptor protocol
+                    klass = self.type_of(type_expr, owner)
+                    if klass is not None and self.member(klass, "__get__") is not None:
+                        names.add(name)
+            self._descriptors = frozenset(names)
+        return self._descriptors
+
+    def descriptor_getter(self, read: AttributeRead, scope: Symbol) -> Target | None:
+        """The ``__get__`` a read of ``self.testing`` (or ``app.testing`` on a typed ``app``) runs: the first
+        class in the receiver's MRO that has the name, if it binds it to a descriptor (a method or property
+        of that name found first wins, as at run time for a non-data descriptor's class attribute)."""
+        receiver, _, attr = read.expr.rpartition(".")
+        if not receiver or attr != read.attr:
+            return None
+        how = "self"
+        if receiver in ("self", "cls"):
+            cls = self.enclosing_class(scope)
+        else:
+            stated = self.stated_class(receiver, scope)
+            cls, how = (stated.symbol, "annotation") if stated is not None else (None, how)
+        if cls is None:
+            return None
+        for klass in self.mro(cls):
+            if self.children.get(klass.id, {}).get(attr) is not None:
+                return None  # a method, property or nested class of that name
+            type_expr = self.types.get(klass.id, {}).get(attr)
+            if type_expr is not None:
+                descriptor = self.type_of(type_expr, klass)
+                getter = self.member(descriptor, "__get__") if descriptor is not None else None
+                return Target(getter.id, "Symbol", how, getter) if getter is not None else None
+        return None
 
     def stated_class(self, expr: str, scope: Symbol) -> Target | None:
         """The repository class the source states for the value ``expr``: a parameter's or a local's
