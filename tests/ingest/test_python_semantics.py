@@ -223,3 +223,26 @@ def test_the_walker_survives_trees_deeper_than_the_recursion_limit():
             assert max(chain, key=lambda c: len(c.callee)).callee == "gateway" + ".then()" * 499 + ".then"
         if name == "parens":
             assert ("pathological", "amount_cents") not in reminders  # a value, not a call
+
+
+STATEMENT_LINES = '''
+def first_two(statement):
+    head, second = statement.tokens[0], statement.tokens[1]
+    return head if "SELECT" in statement else second
+
+
+def last(statement):
+    return statement.tokens[-1]
+'''
+
+
+def test_an_operand_is_asked_once_per_definition_and_dunder():
+    """`statement.tokens[0]` and `statement.tokens[1]` in one function can only give one edge (the same
+    __getitem__), so they make one operator site; another function, or another dunder, makes its own."""
+    ex = extract_source("shop/sql/statements.py", STATEMENT_LINES)
+    sites = [(c.caller_id.split("::")[1], c.callee, c.protocol) for c in ex.calls if c.via == "operator"]
+    assert sites == [
+        ("first_two", "statement.tokens", "__getitem__"),
+        ("first_two", "statement", "__contains__"),
+        ("last", "statement.tokens", "__getitem__"),
+    ]

@@ -333,6 +333,7 @@ class _Walker:
         self.lines = lines
         self.out = out
         self.seen_ids: dict[str, int] = {}
+        self.operator_seen: set[tuple[str, str, str]] = set()  # (definition, operand, dunders) recorded
         self.top_level_spans: dict[int, tuple[int, str]] = {}  # top-level def start row -> (end row, signature)
 
     # -- traversal ---------------------------------------------------------------------------
@@ -494,10 +495,14 @@ class _Walker:
         """An operand whose dunder method runs: asked of jedi at the expression's end, like a protocol value."""
         if value is None or value.type not in VALUE_NODES:
             return  # a literal, a comprehension, another operator's result: nothing known to run
+        expr = _callee_expr(value)
+        if (owner, expr, protocol) in self.operator_seen:
+            # `tokens[0]`, `tokens[1]`, ... in one definition: one edge at most, so one question to jedi
+            # (subscripts alone were a quarter of a parser's sites, and jedi time grew by as much)
+            return
+        self.operator_seen.add((owner, expr, protocol))
         line, column = value.end_point[0] + 1, value.end_point[1]
-        self.out.calls.append(
-            CallSite(owner, _callee_expr(value), line, via="operator", column=column, protocol=protocol)
-        )
+        self.out.calls.append(CallSite(owner, expr, line, via="operator", column=column, protocol=protocol))
 
     def implicit_site(self, value: Node, owner: str, via: str) -> None:
         """A value whose protocol method runs: asked of jedi at the expression's end (what it evaluates to)."""
