@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from embed_recipes import LIMIT, definitions  # noqa: E402
-from results import machine_line, write_section  # noqa: E402
+from results import machine_line, publish  # noqa: E402
 from retrieval import ROUNDS, speed_and_agreement  # noqa: E402
 
 from cg.embed import DEFAULT_MODEL, resolve_model_path  # noqa: E402
@@ -135,9 +135,7 @@ def main() -> None:
         embed = min(r[1] for r in runs)
         chunks = runs[0][2]
         lines.append(f"| {label} | {wall:.1f} | {embed:.1f} | {chunks} | {chunks / max(embed, 0.05):.0f} |")
-    body = "\n".join(lines)
-    print(body, flush=True)
-    write_section("Default install without torch (benchmarks/default_install.py)", body)
+    publish("Default install without torch (benchmarks/default_install.py)", lines)
 
 
 if __name__ == "__main__":

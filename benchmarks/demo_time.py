@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from results import machine_line, write_section  # noqa: E402
+from results import machine_line, publish  # noqa: E402
 
 GOAL_WARM_SECONDS = 90
 
@@ -87,9 +87,7 @@ def main() -> None:
         before, after = run["load"]
         first = run["first"].replace("|", "\\|")[:80]
         lines.append(f"| {label} | {run['seconds']:.0f} | {run['venv']} | {before:.1f} / {after:.1f} | {first} |")
-    body = "\n".join(lines)
-    print(body, flush=True)
-    write_section("First run: scripts/demo cold and warm (benchmarks/demo_time.py)", body)
+    publish("First run: scripts/demo cold and warm (benchmarks/demo_time.py)", lines)
 
 
 if __name__ == "__main__":

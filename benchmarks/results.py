@@ -53,3 +53,10 @@ def write_section(title: str, body: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + block
     RESULTS.write_text(text.rstrip("\n") + "\n")
+
+
+def publish(title: str, lines: list[str]) -> None:
+    """Print a section's lines and write them to RESULTS.md under ``title``."""
+    body = "\n".join(lines)
+    print(body, flush=True)
+    write_section(title, body)
