@@ -11,7 +11,7 @@ result with ``as_dict()`` (the JSON ``cg ... --json`` prints). Errors a user can
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,6 +23,7 @@ from cg.embed import Embedder, embedder_for
 from cg.errors import UserError
 from cg.graph.backends import open_store
 from cg.graph.store import GraphStore
+from cg.queries.changes import Changes
 from cg.queries.evaluate import EvalReport, Question, evaluate, load_questions
 from cg.queries.explain import Explanation, explain
 from cg.queries.impact import Impact, impact
@@ -34,8 +35,11 @@ from cg.queries.search import SearchResult, search
 from cg.queries.sources import DocHits, by_question
 
 if TYPE_CHECKING:
+    import threading
+
     from cg.ingest.pipeline import IndexSummary, Progress
     from cg.ingest.status import Status
+    from cg.ingest.watch import Pass
 
 Ref = str | dict[str, Any]  # what names a definition: text a user types, or a node an answer returned
 
@@ -169,6 +173,28 @@ class Index:
 
         return index_status(self.settings, self.store)
 
+    def changes(self, rev: str | None = None, depth: int = 3) -> Changes:
+        """The definitions the working tree changes against HEAD (staged or not, new files too), or
+        ``rev..HEAD`` with ``rev``; the callers within ``depth`` hops, the flows and the tests they
+        reach in the index, ranked. The definitions and their lines come from the diff's own two
+        sides (cg/ingest/changes.py), the callers from the index, which says when it is older than
+        the files involved (``Changes.stale``)."""
+        from cg.ingest.changes import diff_definitions, disk_sha
+        from cg.queries.changes import changes
+
+        diff = diff_definitions(self.settings, rev)
+        return changes(
+            self.store,
+            diff.base,
+            diff.target,
+            diff.files,
+            [d.node() for d in diff.definitions],
+            {d.id: (d.status, d.lines) for d in diff.definitions},
+            depth=depth,
+            unparsed=diff.unparsed,
+            on_disk=lambda path: disk_sha(self.settings.repo, path),
+        )
+
     def evaluate(self, questions: list[Question] | Path, mode: str = "graph") -> EvalReport:
         """recall@5, recall@10 and MRR over a question file (or loaded questions) with ``mode``."""
         items = load_questions(questions) if isinstance(questions, Path) else questions
@@ -209,6 +235,37 @@ def open_index(
     settings = settings_for(repo, backend, **overrides)
     with open_store(settings, read_only=read_only, must_exist=not create) as store:
         yield Index(settings, store, embedder)
+
+
+def watch(
+    repo: Path | str | None = None,
+    backend: str | None = None,
+    *,
+    stop: threading.Event,
+    on_indexed: Callable[[Pass], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
+    debounce_ms: int = 300,
+    embedder: Embedder | None = None,
+    **overrides: Any,
+) -> None:
+    """Keep the index of ``repo`` fresh until ``stop`` is set: an incremental index pass after the
+    changes settle (``debounce_ms`` without a new one), one pass at a time (cg/ingest/watch.py).
+    Runs in the calling thread; a server runs it in a background thread and reopens its readers in
+    ``on_indexed``, called after every pass with what it did (``Pass``: a failed pass carries its one
+    line, and is tried again later). The first pass runs at once: it builds the index when there is
+    none. Each pass opens the store for writing and closes it when done, so a ``cg index`` run by
+    hand between passes takes turns with the watcher; the embedding model is loaded once."""
+    from cg.ingest.watch import watch_loop
+
+    settings = settings_for(repo, backend, **overrides)
+    settings.checked_index_dir()  # a .cg that is a symbolic link or a file: one line, before watching
+    model = embedder or embedder_for(settings)
+
+    def index_once() -> IndexSummary:
+        with open_index(settings.repo, backend, read_only=False, create=True, embedder=model, **overrides) as index:
+            return index.index()
+
+    watch_loop(settings.repo, settings.index_dir, index_once, stop, on_indexed, debounce_ms, on_ready=on_ready)
 
 
 def callgraph(

@@ -451,6 +451,66 @@ def callees(
     )
 
 
+@app.command("changes")
+def changes_cmd(
+    rev: Annotated[
+        str | None,
+        typer.Argument(help="Compare REV..HEAD (default: the working tree, staged or not, against HEAD)."),
+    ] = None,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Hops of callers to list.")] = 3,
+    repo: RepoOpt = None,
+    backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What a diff touches: the changed definitions, then the callers, flows and tests they reach, ranked."""
+    from cg.queries.changes import render_changes
+
+    _answer(repo, backend, as_json, lambda index: index.changes(rev, depth=depth), render_changes, repo_key=repo_key)
+
+
+@app.command()
+def watch(
+    repo: RepoOpt = None,
+    backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
+    debounce: Annotated[
+        int, typer.Option("--debounce", min=0, help="Milliseconds without a new change before a pass starts.")
+    ] = 300,
+    as_json: Annotated[bool, typer.Option("--json", help="Also print one JSON object per pass on stdout.")] = False,
+) -> None:
+    """Keep the index fresh: re-index incrementally whenever files change (Ctrl-C to stop)."""
+    import threading
+
+    from cg.api import watch as watch_repository
+
+    stop = threading.Event()
+
+    def on_pass(done) -> None:
+        typer.echo(f"cg watch: {done.line()}", err=True)
+        if as_json:
+            typer.echo(json.dumps(done.as_dict()))
+
+    def on_ready() -> None:
+        typer.echo(f"cg watch: watching {target} (debounce {debounce} ms); Ctrl-C to stop", err=True)
+
+    def on_term(signum, frame) -> None:
+        stop.set()
+        raise KeyboardInterrupt  # ends a running pass too: its generation is discarded, the index stays whole
+
+    target = repo or Path.cwd()
+    with _errors():
+        previous = signal.signal(signal.SIGTERM, on_term)
+        try:
+            watch_repository(
+                repo, backend, stop=stop, on_indexed=on_pass, on_ready=on_ready, debounce_ms=debounce, repo_key=repo_key
+            )
+        except KeyboardInterrupt:
+            typer.echo("cg watch: stopped", err=True)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
 @app.command()
 def cypher(
     query: Annotated[str, typer.Argument(help="A Cypher query.")],

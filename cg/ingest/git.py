@@ -79,6 +79,12 @@ def is_repository(repo: Path) -> bool:
     return top is not None and Path(top.strip()).resolve() == repo.resolve()
 
 
+def in_work_tree(repo: Path) -> bool:
+    """True when ``repo`` is inside a git work tree (its top, or a folder of a bigger one)."""
+    out = _git(repo, "rev-parse", "--is-inside-work-tree")
+    return out is not None and out.strip() == "true"
+
+
 def head(repo: Path) -> str:
     """The commit HEAD names, or "" (no git, no commits yet)."""
     out = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
@@ -297,3 +303,84 @@ def blobs_at(repo: Path, specs: list[str]) -> dict[str, bytes | None]:
     for spec in specs:
         out.setdefault(spec, None)
     return out
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """One file of a diff: its path on each side ("" where it does not exist) and the line ranges
+    (1-based, inclusive) each side's hunks cover; a pure insertion has no old range, a pure deletion
+    no new one."""
+
+    old_path: str
+    new_path: str
+    old: tuple[tuple[int, int], ...] = ()
+    new: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path
+
+    @property
+    def status(self) -> str:
+        return "added" if not self.old_path else "deleted" if not self.new_path else "modified"
+
+
+_HUNK_SIDES = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def diff_files(repo: Path, base: str | None = None) -> list[FileDiff]:
+    """The files a diff touches under ``repo``, with the hunks of both sides (``git diff -U0``): with
+    ``base`` None, HEAD against the working tree (staged and not) plus the untracked files (each
+    wholly added); else ``base`` against HEAD (``base..HEAD``). A bad revision is a GitError."""
+    if not head(repo):
+        raise GitError("no commit yet: cg changes compares with HEAD (commit first)")
+    revs = ["HEAD"] if base is None else [checked_revision(base), "HEAD"]
+    if base is not None and _git(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{base}^{{commit}}") is None:
+        raise GitError(f"unknown revision: {base!r} (not a commit of this repository)")
+    out = _git(
+        repo,
+        "diff",
+        "-U0",
+        "--relative",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--end-of-options",
+        *revs,
+        "--",
+        ".",
+        strict=True,
+    )
+    files: list[FileDiff] = []
+    old_path = new_path = ""
+    old: list[tuple[int, int]] = []
+    new: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        if old_path or new_path:
+            files.append(FileDiff(old_path, new_path, tuple(old), tuple(new)))
+
+    for line in (out or "").splitlines():
+        if line.startswith("diff --git "):
+            flush()
+            old_path, new_path, old, new = "", "", [], []
+        elif line.startswith("--- "):
+            name = unquote_path(line[4:])
+            old_path = name[2:] if name.startswith("a/") else ""
+        elif line.startswith("+++ "):
+            name = unquote_path(line[4:])
+            new_path = name[2:] if name.startswith("b/") else ""
+        elif line.startswith("@@"):
+            m = _HUNK_SIDES.match(line)
+            if m:
+                a, b, c, d = int(m.group(1)), int(m.group(2) or "1"), int(m.group(3)), int(m.group(4) or "1")
+                if b:
+                    old.append((a, a + b - 1))
+                if d:
+                    new.append((c, c + d - 1))
+    flush()
+    if base is None:
+        untracked = _git(repo, "ls-files", "-z", "--others", "--exclude-standard", "--", ".") or ""
+        files += [FileDiff("", name) for name in untracked.split("\0") if name]
+    return files

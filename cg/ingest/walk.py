@@ -126,6 +126,69 @@ def file_kind(path: str, language: str) -> str:
     return "test" if is_test_path(path) else "source"
 
 
+def skipped_dir(name: str) -> bool:
+    """A folder the walk never enters, whatever the ignore files say (vendored code, caches, the index)."""
+    return name in DEFAULT_SKIP_DIRS or name.endswith(".egg-info")
+
+
+def skipped_file(name: str) -> bool:
+    """A file the walk never indexes by its name alone (the ignore files themselves, lock files)."""
+    return name in (".gitignore", ".cgignore") or name in SKIP_FILES
+
+
+def _ignored(specs: list[tuple[Path, pathspec.GitIgnoreSpec]], path: Path, is_dir: bool) -> bool:
+    """As git decides: the deepest ignore file with a pattern matching the path decides, so a nested
+    ``!pattern`` brings back what a parent folder's file leaves out."""
+    for base, spec in reversed(specs):
+        try:
+            rel = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        decided = spec.check_file(rel + "/" if is_dir else rel).include
+        if decided is not None:
+            return decided
+    return False
+
+
+class IgnoreRules:
+    """The walk's rules asked about one path at a time (``cg watch`` asks about each path an event
+    names): the same skipped folders and names, and the same .gitignore/.cgignore files, deepest
+    first. The ignore files are read once per folder and forgotten when one of them changes
+    (``forget``). A path outside ``root`` is ignored."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+
+    def forget(self) -> None:
+        self._specs.clear()
+
+    def _spec(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
+        if directory not in self._specs:
+            self._specs[directory] = _load_spec(directory)
+        return self._specs[directory]
+
+    def ignores(self, path: Path) -> bool:
+        """True when the walk would leave ``path`` out by its place or name (not by its content: a
+        binary or secret-bearing file is the walk's to count). The last part of a path that no
+        longer exists is taken for a file."""
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            return True
+        specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
+        current = self.root
+        for i, part in enumerate(parts):
+            spec = self._spec(current)
+            if spec is not None:
+                specs.append((current, spec))
+            current = current / part
+            is_dir = i < len(parts) - 1 or current.is_dir()
+            if (skipped_dir(part) if is_dir else skipped_file(part)) or _ignored(specs, current, is_dir):
+                return True
+        return False
+
+
 def walk(
     root: Path, report: WalkReport, max_bytes: int = 1_000_000, only: set[str] | None = None
 ) -> Iterator[SourceFile]:
@@ -135,19 +198,6 @@ def walk(
     # (directory, spec) pairs: each .gitignore applies to paths relative to its own directory
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
-    def ignored(path: Path, is_dir: bool) -> bool:
-        # as git does: the deepest ignore file with a pattern matching the path decides, so a nested
-        # `!pattern` brings back what a parent folder's file leaves out
-        for base, spec in reversed(specs):
-            try:
-                rel = path.relative_to(base).as_posix()
-            except ValueError:
-                continue
-            decided = spec.check_file(rel + "/" if is_dir else rel).include
-            if decided is not None:
-                return decided
-        return False
-
     for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
         specs[:] = [(b, s) for b, s in specs if current == b or b in current.parents]
@@ -156,7 +206,7 @@ def walk(
             specs.append((current, spec))
         kept_dirs = []
         for d in sorted(dirnames):
-            if d in DEFAULT_SKIP_DIRS or d.endswith(".egg-info") or ignored(current / d, True):
+            if skipped_dir(d) or _ignored(specs, current / d, True):
                 report.ignored += 1
                 continue
             kept_dirs.append(d)
@@ -167,8 +217,7 @@ def walk(
             if only is not None and rel not in only:
                 continue
             report.seen += 1
-            skipped = name in (".gitignore", ".cgignore") or name in SKIP_FILES
-            if skipped or ignored(abspath, False) or abspath.is_symlink():
+            if skipped_file(name) or _ignored(specs, abspath, False) or abspath.is_symlink():
                 report.ignored += 1
                 continue
             if secret_by_name(rel):  # never opened

@@ -250,7 +250,7 @@ def decorators(text: str) -> list[str]:
     return found
 
 
-def _entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) -> str:
+def entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) -> str:
     names = [d.split("(", 1)[0] for d in decos]
     if any(_ROUTE.search(n) for n in names):
         return "route"
@@ -474,7 +474,7 @@ def _fold_thin_steps(result: Explanation) -> None:
         node = result.nodes[i]
         if node.role not in ("caller", "callee") or any(i in (e.src, e.dst) for e in result.edges if e.type != "CALLS"):
             continue
-        if _entry_kind(node.node, node.decorators, 0) in ("route", "cli", "main"):
+        if entry_kind(node.node, node.decorators, 0) in ("route", "cli", "main"):
             continue  # a one-line route or command is still where the flow starts
         shape = thin_shape(node.node.get("text") or "")
         outs = [e for e in result.edges if e.src == i]
@@ -510,7 +510,7 @@ def _mark_entries(store: GraphReader, result: Explanation, tests: list[Step]) ->
             outside[row.dst] = outside.get(row.dst, 0) + 1
     for i in roots:
         node = result.nodes[i]
-        node.entry = _entry_kind(node.node, node.decorators, outside.get(i, 0))
+        node.entry = entry_kind(node.node, node.decorators, outside.get(i, 0))
     if not any(n.entry and n.entry != "partial" for n in result.nodes.values()) and tests:
         # last resort: the tests that drive the flow are where it visibly starts
         for s in tests:
