@@ -91,12 +91,12 @@ def _touched(symbols: list[Symbol], ranges: tuple[tuple[int, int], ...], whole: 
     module when none does); every definition of the file when ``whole`` (an added or deleted file)."""
     defs = [s for s in symbols if s.kind != "module" and s.kind not in NOT_RETRIEVABLE]
     module = next((s for s in symbols if s.kind == "module"), None)
+    out: dict[str, int] = {}
     if whole:
-        out = {s.id: s.end_line - s.start_line + 1 for s in defs}
+        out.update({s.id: s.end_line - s.start_line + 1 for s in defs})
         if module is not None and not defs:
             out[module.id] = module.end_line - module.start_line + 1
         return out
-    out: dict[str, int] = {}
     by_span = sorted(defs, key=lambda s: (s.end_line - s.start_line, s.start_line))
     for a, b in ranges:
         for line in range(a, b + 1):

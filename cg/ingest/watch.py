@@ -73,6 +73,7 @@ class Pass:
             "added": s.added if s is not None else 0,
             "removed": s.removed_files if s is not None else 0,
             "affected": s.affected if s is not None else 0,
+            "stages": {k: round(v, 3) for k, v in s.seconds.items()} if s is not None else {},
         }
 
     def line(self) -> str:

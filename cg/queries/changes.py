@@ -181,9 +181,7 @@ def changes(
         status, lines = statuses[d["id"]]
         n_callers, n_tests = per_def.get(d["id"], (0, 0))
         result.changed.append(Changed(d, status, lines, d["id"] in known, n_callers, n_tests))
-    result.changed.sort(
-        key=lambda c: (-(c.callers + c.tests), c.node.get("path") or "", c.node.get("start_line") or 0)
-    )
+    result.changed.sort(key=lambda c: (-(c.callers + c.tests), c.node.get("path") or "", c.node.get("start_line") or 0))
     result.callers = sorted(callers.values(), key=_rank)
     result.tests = sorted(tests.values(), key=_rank)
     result.flows = _flows(store, result, known)
@@ -224,7 +222,10 @@ def render_changes(result: Changes) -> str:
     what = f"{result.target} against {result.base}" if result.target == "working tree" else f"{result.base}..HEAD"
     files = len(result.files)
     defs = len(result.changed)
-    out = [f"# Changes: {what} ({files} file{'s' if files != 1 else ''}, {defs} definition{'s' if defs != 1 else ''})", ""]
+    out = [
+        f"# Changes: {what} ({files} file{'s' if files != 1 else ''}, {defs} definition{'s' if defs != 1 else ''})",
+        "",
+    ]
     several = defs > 1
 
     def reaches(r: Reached) -> str:

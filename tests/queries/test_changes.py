@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cg.api import open_index
-from cg.ingest.changes import diff_definitions
 from cg.config import load_settings
+from cg.ingest.changes import diff_definitions
 from tests.conftest import cg_command, copy_shop
-from tests.shop_history import git, commit_history
+from tests.shop_history import commit_history, git
 
 RETRY = "shop/payments/retry.py"
 BACKOFF = f"{RETRY}::compute_backoff"
