@@ -44,6 +44,7 @@ RepoKeyOpt = Annotated[
         " else the directory name; CG_REPO_KEY).",
     ),
 ]
+CallerDepthOpt = Annotated[int, typer.Option("--depth", min=1, help="Hops of callers to list.")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")]
 
 
@@ -379,7 +380,7 @@ SymbolArg = Annotated[str, typer.Argument(help="Qualified name, unique short nam
 @app.command("impact")
 def impact_cmd(
     symbol: SymbolArg,
-    depth: Annotated[int, typer.Option("--depth", min=1, help="Hops of callers to list.")] = 3,
+    depth: CallerDepthOpt = 3,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     repo_key: RepoKeyOpt = None,
@@ -457,7 +458,7 @@ def changes_cmd(
         str | None,
         typer.Argument(help="Compare REV..HEAD (default: the working tree, staged or not, against HEAD)."),
     ] = None,
-    depth: Annotated[int, typer.Option("--depth", min=1, help="Hops of callers to list.")] = 3,
+    depth: CallerDepthOpt = 3,
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     repo_key: RepoKeyOpt = None,

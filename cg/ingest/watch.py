@@ -125,6 +125,10 @@ class WatchFilter:
         return None if self.rules.ignores(p) else rel.as_posix()
 
 
+class WatchError(CgError):
+    """The file-system watcher could not start or broke (the OS's limit on watches reached, say)."""
+
+
 IndexOnce = Callable[[], Any]  # runs one incremental index pass, returns its IndexSummary
 
 
@@ -183,7 +187,13 @@ def watch_loop(
         return done.ok
 
     try:
-        for batch in events:  # the first batch comes once the watcher is running
+        while True:
+            try:
+                batch = next(events)  # the first batch comes once the watcher is running
+            except StopIteration:
+                return
+            except (OSError, RuntimeError) as exc:  # watchfiles' own errors are RuntimeErrors
+                raise WatchError(f"cannot watch {repo}: {exc}") from exc
             if initial_pass:
                 initial_pass = False
                 if not run(set()):

@@ -30,7 +30,7 @@ from cg.graph.store import GraphReader
 from cg.model import edge_rank
 from cg.queries.explain import _ENTRY_RANK, _ENTRY_TEXT, decorators, entry_kind
 from cg.queries.impact import Affected, impact
-from cg.queries.lookup import citation, is_test, short_id
+from cg.queries.lookup import citation, cited, is_test, short_id
 
 MAX_WALKED = 200  # changed definitions whose callers are walked (a large diff lists the rest without)
 
@@ -54,10 +54,8 @@ class Flow:
     reaches: list[str]
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("id", "qualname", "kind", "path", "start_line", "end_line")
         return {
-            **{k: self.node.get(k) for k in keys},
-            "citation": citation(self.node),
+            **cited(self.node),
             "entry": self.entry,
             "depth": self.depth,
             "reaches": self.reaches,
@@ -74,10 +72,8 @@ class Changed:
     tests: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("id", "qualname", "kind", "path", "start_line", "end_line")
         return {
-            **{k: self.node.get(k) for k in keys},
-            "citation": citation(self.node),
+            **cited(self.node),
             "status": self.status,
             "changed_lines": self.lines,
             "indexed": self.indexed,

@@ -43,7 +43,7 @@ from cg.graph.store import CallRow, GraphReader
 from cg.model import edge_rank
 from cg.queries.expand import callers_with_dispatch, related_methods
 from cg.queries.explain import decorators
-from cg.queries.lookup import citation, is_test, is_test_function, short_id
+from cg.queries.lookup import citation, cited, is_test, is_test_function, short_id
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
 MAX_NODES = 5000  # a walk that reaches more than this many callers stops (and says so)
@@ -59,10 +59,8 @@ class Affected:
     weakest: str  # least precise resolution on the path to the symbol
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("id", "qualname", "kind", "path", "start_line", "end_line")
         return {
-            **{k: self.node.get(k) for k in keys},
-            "citation": citation(self.node),
+            **cited(self.node),
             "depth": self.depth,
             "via": self.via,
             "line": self.line,

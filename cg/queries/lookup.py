@@ -27,6 +27,12 @@ def citation(node: dict[str, Any]) -> str:
     return f"[{node['path']}:{start}-{end}]"
 
 
+def cited(node: dict[str, Any]) -> dict[str, Any]:
+    """The fields a JSON answer gives a definition: what it is, where, and its citation."""
+    keys = ("id", "qualname", "kind", "path", "start_line", "end_line")
+    return {**{k: node.get(k) for k in keys}, "citation": citation(node)}
+
+
 _DUPLICATE = re.compile(r"~\d+")
 
 
