@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cg.queries.explain import _entry_kind, class_outline, decorators, hub_penalty, trim_body
+from cg.queries.explain import class_outline, decorators, entry_kind, hub_penalty, trim_body
 
 FN = "shop.api.handlers.pay"
 
@@ -19,17 +19,17 @@ def test_decorators_are_read_above_the_definition_only():
 
 
 def test_entry_kinds_in_rank_order():
-    assert _entry_kind(node(), ['router.route("/pay")'], 0) == "route"
-    assert _entry_kind(node(), ["app.post('/pay')"], 0) == "route"
-    assert _entry_kind(node(), ["click.command()"], 0) == "cli"
-    assert _entry_kind(node(), ["cli.command(name='pay')"], 0) == "cli"
-    assert _entry_kind(node("shop.cli.main", "main"), [], 0) == "main"
-    assert _entry_kind(node(), [], 0) == "public"
-    assert _entry_kind(node("shop.api._helpers.pay"), [], 0) == "uncalled"
-    assert _entry_kind(node(), [], 2) == "partial"  # called from beyond the walked depth
+    assert entry_kind(node(), ['router.route("/pay")'], 0) == "route"
+    assert entry_kind(node(), ["app.post('/pay')"], 0) == "route"
+    assert entry_kind(node(), ["click.command()"], 0) == "cli"
+    assert entry_kind(node(), ["cli.command(name='pay')"], 0) == "cli"
+    assert entry_kind(node("shop.cli.main", "main"), [], 0) == "main"
+    assert entry_kind(node(), [], 0) == "public"
+    assert entry_kind(node("shop.api._helpers.pay"), [], 0) == "uncalled"
+    assert entry_kind(node(), [], 2) == "partial"  # called from beyond the walked depth
     test = node("tests.test_pay.test_pay", "test_pay", "tests/test_pay.py")
-    assert _entry_kind(test, [], 0) == "test"
-    assert _entry_kind(node(), ["property"], 0) == "public"  # not every decorator is an entry point
+    assert entry_kind(test, [], 0) == "test"
+    assert entry_kind(node(), ["property"], 0) == "public"  # not every decorator is an entry point
 
 
 def test_hub_penalty_spares_ordinary_callees_and_grows_slowly():
