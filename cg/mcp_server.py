@@ -60,7 +60,9 @@ DEFAULT_PORT = 8765
 PATH = "/mcp"
 
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-WRITES_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITES_INDEX = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 INSTRUCTIONS = """\
 cg answers questions about one repository's code from its knowledge graph (definitions, calls,
@@ -255,9 +257,7 @@ def build_server(session: Session) -> CgMCPServer:
                 "WHERE g.name = $name RETURN f.qualname, f.path, f.start_line"
             ),
         ],
-        params: Annotated[
-            dict[str, Any] | None, Field(description="Values for the $parameters in the query.")
-        ] = None,
+        params: Annotated[dict[str, Any] | None, Field(description="Values for the $parameters in the query.")] = None,
     ) -> dict[str, Any]:
         """Run a read-only Cypher query on the graph (nodes Symbol, File, Chunk, Doc, Commit, External;
         edges CALLS, IMPORTS, INHERITS, DEFINES, DECORATES, ...) for what the other tools do not answer.
