@@ -575,9 +575,7 @@ def mcp_cmd(
     repo: RepoOpt = None,
     backend: BackendOpt = None,
     repo_key: RepoKeyOpt = None,
-    http: Annotated[
-        bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
-    ] = False,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The HTTP port (with --http).")] = 8765,
 ) -> None:
     """Serve this repository's index to coding agents over MCP (stdio, or HTTP on 127.0.0.1)."""

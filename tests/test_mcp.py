@@ -221,12 +221,15 @@ def test_errors_are_one_line_tool_errors_and_the_server_keeps_serving(agent: Age
 
 def test_a_missing_index_is_an_error_until_the_index_tool_builds_it(connect, tmp_path: Path) -> None:
     fresh = copy_shop(tmp_path / "unindexed")
+    (fresh / "shop" / "half_written.py").write_text("def broken(:\n    pass\n")  # a file that fails to parse
     agent = connect(fresh)
     assert "cg index" in agent.error("search", {"query": "payment retry"})
     assert "cg index" in agent.error("status")
 
     summary = agent.answer("index")
     assert summary["mode"] == "full" and summary["symbols"] > 100
+    # jedi ran in worker processes (not on the main thread), which inherit fd 1: the protocol survived them
+    assert summary["syntax_errors"] and summary["jedi_workers"] > 0
     assert agent.answer("search", {"query": "payment retry", "limit": 1})["hits"][0]["qualname"]
 
     # an edit, then `index` again: incremental, and the next answer reads the new generation
@@ -306,3 +309,9 @@ def test_without_the_sdk_cg_mcp_says_which_extra_to_install(tmp_path: Path) -> N
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "pip install 'cg[mcp]'" in done.stderr and "Traceback" not in done.stderr
     shutil.rmtree(shadow)
+
+
+def test_a_bad_repo_is_one_line_before_any_serving(tmp_path: Path) -> None:
+    done = cg_command("mcp", "--repo", str(tmp_path / "nowhere"), check=False)
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.strip() == f"cg: no such directory: {tmp_path / 'nowhere'}"
