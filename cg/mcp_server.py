@@ -296,6 +296,8 @@ def serve(
             print(f"cg: serving MCP on http://{HOST}:{port}{PATH}", file=sys.stderr, flush=True)
             server.run("streamable-http", host=HOST, port=port, streamable_http_path=PATH)
         else:
+            if sys.stdin.isatty():  # started by hand: say what it waits for
+                print("cg: serving MCP on stdio; an MCP client starts and talks to it (Ctrl-C ends)", file=sys.stderr)
             server.run("stdio")
     finally:
         session.close()
