@@ -143,14 +143,16 @@ def raw(command: str, language: str = "") -> str:
     return f"```{language}\n{text}\n```\n"
 
 
-# What a transcript shows of a definition in an answer: its name, citation and place in the answer.
-_SHOWN = ("qualname", "citation", "path", "start_line", "end_line", "depth", "score")
+# What a transcript shows of a definition in an answer: its name and its citation.
+_CITED = ("qualname", "citation", "depth")
+_PLACED = ("qualname", "path", "start_line", "end_line")
 
 
-def _brief(value: object, width: int = 120) -> str:
+def _brief(value: object, width: int = 140) -> str:
     """One line of JSON: a definition cut down to its name and citation, a long line shortened."""
-    if isinstance(value, dict) and "qualname" in value:
-        value = {k: v for k, v in value.items() if k in _SHOWN}
+    if isinstance(value, dict) and "qualname" in value:  # short enough whole: no cut in a citation
+        keep = _CITED if "citation" in value else _PLACED
+        return json.dumps({k: v for k, v in value.items() if k in keep})
     text = json.dumps(value)
     return text if len(text) <= width else text[: width - 4] + " ..."
 
