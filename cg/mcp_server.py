@@ -111,10 +111,10 @@ class Session:
         try:
             return self._thread.submit(call).result()
         except CgError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(_line(str(exc))) from exc
         except Exception as exc:  # a bug of ours: one line to the agent, the traceback on stderr
             log.exception("internal error")
-            raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
+            raise ToolError(_line(f"internal error: {type(exc).__name__}: {exc}")) from exc
 
     def _reader(self) -> Index:
         if self._index is not None and self._index.outdated():
@@ -126,6 +126,11 @@ class Session:
     def _close(self) -> None:
         self._index = None
         self._stack.close()
+
+
+def _line(message: str) -> str:
+    """A message on one line (a driver's error may run over several)."""
+    return " ".join(message.split())
 
 
 def _json(data: Any, key: str | None) -> dict[str, Any]:
