@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -55,6 +57,18 @@ def index(repo: Path, backend: str) -> None:
     env = {**os.environ, "CG_BACKEND": backend}
     cg = Path(sys.executable).parent / "cg"
     subprocess.run([str(cg), "index", str(repo), "--rebuild"], env=env, check=True, capture_output=True, text=True)
+
+
+@contextmanager
+def scratch_copy(source: Path, prefix: str) -> Iterator[Path]:
+    """A copy of the project ``source`` (without an index of its own) in a temporary directory, removed after."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        repo = work / "repo"
+        shutil.copytree(source, repo, ignore=shutil.ignore_patterns(".cg", "__pycache__"))
+        yield repo
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -130,18 +144,13 @@ def main() -> None:
     projects = [("examples/shop", ROOT / "examples" / "shop"), ("requests 2.32.3", fetch_sdist("requests", "2.32.3"))]
     rows = []
     for label, source in projects:
-        work = Path(tempfile.mkdtemp(prefix="cg-latency-"))
-        try:
-            repo = work / "repo"
-            shutil.copytree(source, repo, ignore=shutil.ignore_patterns(".cg", "__pycache__"))
+        with scratch_copy(source, "cg-latency-") as repo:
             for backend in backends:
                 index(repo, backend)
                 result = measure(repo, backend, QUESTIONS[label])
                 rows.append((label, backend, result))
                 p50 = statistics.median(result["times"]["explain"]) * 1000
                 print(f"{label} on {backend}: explain p50 {p50:.0f} ms", flush=True)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
 
     lines = [
         machine_line(),

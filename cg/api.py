@@ -164,6 +164,11 @@ class Index:
             columns, rows = self.store.cypher(query, params or {}, write=write)
         return CypherResult(columns, rows)
 
+    def outdated(self) -> bool:
+        """Whether an index run since this session opened replaced what it reads (an embedded session
+        keeps the generation it opened; open a new session to read the new one)."""
+        return self.store.outdated()
+
     def stats(self) -> Stats:
         return Stats(self.store.stats())
 

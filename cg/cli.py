@@ -631,6 +631,25 @@ def _status_text(st) -> str:
     return "\n".join(lines)
 
 
+@app.command("mcp")
+def mcp_cmd(
+    repo: RepoOpt = None,
+    backend: BackendOpt = None,
+    repo_key: RepoKeyOpt = None,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The HTTP port (with --http).")] = 8765,
+) -> None:
+    """Serve this repository's index to coding agents over MCP (stdio, or HTTP on 127.0.0.1)."""
+    with _errors():
+        try:
+            from cg.mcp_server import serve
+        except ImportError as exc:
+            if (exc.name or "").partition(".")[0] not in {"mcp", "mcp_types", "pydantic"}:
+                raise
+            raise UserError(f"cg mcp needs the mcp extra: pip install 'cg[mcp]' ({exc})") from exc
+        serve(repo, backend, repo_key, http=http, port=port)
+
+
 class _Stderr(logging.Handler):
     """cg's own warnings (a file a stage fell back on) as ``cg: ...`` lines on the stderr of the moment,
     which a progress bar may have redirected."""

@@ -20,6 +20,7 @@ from run to run is masked by `normalise`, the one function used both to write an
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import shlex
@@ -140,3 +141,67 @@ def raw(command: str, language: str = "") -> str:
     """Only what the command printed, fenced as `language` (e.g. mermaid, for a diagram GitHub draws)."""
     text = output(command).split("\n", 1)[1]
     return f"```{language}\n{text}\n```\n"
+
+
+# What a transcript shows of a definition in an answer: its name and its citation.
+_CITED = ("qualname", "citation", "depth")
+_PLACED = ("qualname", "path", "start_line", "end_line")
+
+
+def _brief(value: object, width: int = 140) -> str:
+    """One line of JSON: a definition cut down to its name and citation, a long line shortened."""
+    if isinstance(value, dict) and "qualname" in value:  # short enough whole: no cut in a citation
+        keep = _CITED if "citation" in value else _PLACED
+        return json.dumps({k: v for k, v in value.items() if k in keep})
+    text = json.dumps(value)
+    return text if len(text) <= width else text[: width - 4] + " ..."
+
+
+def _answer_lines(data: dict, items: int) -> list[str]:
+    """The answer's keys one a line; a list's first ``items`` one a line, then how many more."""
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, list) and value:
+            shown = [f"    {_brief(item)}" for item in value[:items]]
+            if len(value) > items:
+                shown.append(f"    ... ({len(value) - items} more)")
+            lines.append(f'  "{key}": [\n' + ",\n".join(shown) + "\n  ]")
+        else:
+            lines.append(f'  "{key}": {_brief(value)}')
+    return ["{", *",\n".join(lines).split("\n"), "}"]
+
+
+def mcp_session(*calls: tuple[str, dict], items: int = 2) -> str:
+    """A fenced transcript of an agent's session: `cg mcp` started in the indexed copy as an MCP client
+    would start it (stdio), each tool call sent through the MCP SDK's own client, and what came back
+    (structured content, lists cut to their first `items`; an error as its one line)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    _indexes()
+    repo, env = _workspace()
+
+    async def run() -> list[str]:
+        server = StdioServerParameters(
+            command=_cg_executable()[0], args=[*_cg_executable()[1:], "mcp"], env=env, cwd=repo
+        )
+        lines: list[str] = []
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            lines.append(f"> tools/list\n< {', '.join(t.name for t in tools)}")
+            for name, arguments in calls:
+                result = await session.call_tool(name, arguments)
+                lines.append(f"\n> tools/call {name} {json.dumps(arguments)}")
+                if result.is_error:
+                    lines.append(f"< isError: {result.content[0].text}")
+                else:
+                    lines += [
+                        "< " + line if n == 0 else "  " + line
+                        for n, line in enumerate(_answer_lines(result.structured_content, items))
+                    ]
+        return lines
+
+    body = normalise("\n".join(anyio.run(run)), repo)
+    return f"```\n{body}\n```\n"

@@ -71,6 +71,10 @@ class CypherStore(ABC):
     def _cast(self, dimension: int) -> str:
         """How a vector parameter is written into a vector column: a template with one ``{}``."""
 
+    def outdated(self) -> bool:
+        """Whether a later run replaced what this handle reads: never, for a store reading the live graph."""
+        return False
+
     def _has(self, label: str) -> bool:
         """Whether ``label`` can be asked about yet (Kùzu: its table exists)."""
         return True

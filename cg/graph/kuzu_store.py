@@ -321,6 +321,14 @@ class KuzuIndexStore(KuzuStore):
                     raise
         raise StoreError(f"the index of {self._repo} changed five times while opening it; try again")
 
+    def outdated(self) -> bool:
+        """A reader keeps the generation it opened, while a later run may have switched the pointer to a
+        newer one (a long-lived session, such as ``cg mcp``'s, reopens when this says so)."""
+        if self._db is None or self._staged is not None:
+            return False
+        current = self.generations.current()
+        return current is not None and current.db != self.path
+
     def _stage(self, copy_of: Generation | None) -> None:
         self._close_db()
         self._staged = self.generations.stage(copy_of)

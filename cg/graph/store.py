@@ -222,6 +222,10 @@ class StoreHandle(Protocol):
     def stats(self) -> dict[str, int]:
         """How many nodes of each label and edges of each type the graph holds."""
 
+    def outdated(self) -> bool:
+        """Whether a later index run replaced what this handle reads (an embedded reader keeps the
+        generation it opened; a server's store is always the live graph)."""
+
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(self, *exc: object) -> None: ...

@@ -288,7 +288,9 @@ def run_jedi(
     count = workers or os.cpu_count() or 1
     count = max(1, min(count, len(tasks)))
     started = time.perf_counter()
-    if report.sites <= IN_PROCESS_SITES:
+    # in process only on the main thread: a file's time budget is a SIGALRM timer, which Python lets only
+    # the main thread set (a server indexing on a worker thread, as `cg mcp` does, takes the pool path)
+    if report.sites <= IN_PROCESS_SITES and threading.current_thread() is threading.main_thread():
         import parso.cache
 
         # parso caches parsed modules per path and trusts the file's mtime, which an edit within the
