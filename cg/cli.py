@@ -638,6 +638,9 @@ def mcp_cmd(
     repo_key: RepoKeyOpt = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The HTTP port (with --http).")] = 8765,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Re-index as files change (cg watch), so answers follow edits.")
+    ] = False,
 ) -> None:
     """Serve this repository's index to coding agents over MCP (stdio, or HTTP on 127.0.0.1)."""
     with _errors():
@@ -647,7 +650,7 @@ def mcp_cmd(
             if (exc.name or "").partition(".")[0] not in {"mcp", "mcp_types", "pydantic"}:
                 raise
             raise UserError(f"cg mcp needs the mcp extra: pip install 'cg[mcp]' ({exc})") from exc
-        serve(repo, backend, repo_key, http=http, port=port)
+        serve(repo, backend, repo_key, http=http, port=port, watch=watch)
 
 
 class _Stderr(logging.Handler):

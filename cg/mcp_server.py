@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -50,6 +51,7 @@ from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from cg.api import Index, open_index, settings_for
+from cg.api import watch as watch_repository
 from cg.embed import Embedder, embedder_for
 from cg.errors import CgError
 
@@ -276,6 +278,20 @@ def build_server(session: Session) -> CgMCPServer:
         modified, added or deleted since (what `index` would redo). Same as `cg status --json`."""
         return session.answer(Index.status)
 
+    @server.tool(annotations=READS)
+    def changes(
+        rev: Annotated[
+            str | None,
+            Field(description="Compare REV..HEAD (a commit, branch or tag); omitted: the working tree against HEAD."),
+        ] = None,
+        depth: Annotated[int, Field(ge=1, description="Hops of callers to follow from each changed definition.")] = 3,
+    ) -> dict[str, Any]:
+        """What a diff touches and reaches, before a commit or a review: the definitions the working tree
+        (staged or not, new files too) or REV..HEAD changes, each cited by path and lines from the diff
+        itself, then the callers, flows and tests they reach in the index, ranked by distance and edge
+        confidence. Says when the index is older than the files involved. Same as `cg changes --json`."""
+        return session.answer(lambda index: index.changes(rev, depth))
+
     @server.tool(annotations=WRITES_INDEX)
     def index() -> dict[str, Any]:
         """Bring the index up to date with the working tree, incrementally: only files changed since the
@@ -292,10 +308,19 @@ def serve(
     repo_key: str | None = None,
     http: bool = False,
     port: int = DEFAULT_PORT,
+    watch: bool = False,
 ) -> None:
-    """Serve until the client hangs up (stdio) or the process is interrupted (HTTP on 127.0.0.1)."""
+    """Serve until the client hangs up (stdio) or the process is interrupted (HTTP on 127.0.0.1). With
+    ``watch``, a background thread keeps the index fresh as files change (``cg watch``'s loop): each
+    pass writes a new version of the index and the session's next call reads it, so the answers
+    follow the agent's own edits without an ``index`` call."""
     session = Session(repo, backend, repo_key)
     server = build_server(session)
+    stop = threading.Event()
+    watcher = None
+    if watch:
+        watcher = threading.Thread(target=_watch, args=(session, backend, repo_key, stop), name="cg-watch", daemon=True)
+        watcher.start()
     try:
         if http:
             print(f"cg: serving MCP on http://{HOST}:{port}{PATH}", file=sys.stderr, flush=True)
@@ -305,4 +330,22 @@ def serve(
                 print("cg: serving MCP on stdio; an MCP client starts and talks to it (Ctrl-C ends)", file=sys.stderr)
             server.run("stdio")
     finally:
+        stop.set()
+        if watcher is not None:
+            watcher.join(timeout=30)  # a pass under way ends first; the index keeps its last whole version
         session.close()
+
+
+def _watch(session: Session, backend: str | None, repo_key: str | None, stop: threading.Event) -> None:
+    """The watcher thread: passes are reported on stderr (stdout carries the protocol); an error that
+    ends the watcher is one line there too, and the server goes on answering from the index it has."""
+
+    def report(done: Any) -> None:
+        print(f"cg watch: {done.line()}", file=sys.stderr, flush=True)
+
+    try:
+        watch_repository(session.settings.repo, backend, stop=stop, on_indexed=report, repo_key=repo_key)
+    except CgError as exc:
+        print(f"cg watch: stopped: {_line(str(exc))}", file=sys.stderr, flush=True)
+    except Exception:  # a bug of ours must not take the server down with it
+        log.exception("cg watch: internal error; the server goes on without watching")

@@ -30,8 +30,9 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from tests.conftest import cg_command, copy_shop  # noqa: E402
+from tests.shop_history import CAPPED, commit_history  # noqa: E402
 
-TOOLS = {"search", "explain", "impact", "callers", "callees", "path", "cypher", "status", "index"}
+TOOLS = {"search", "explain", "impact", "callers", "callees", "path", "cypher", "status", "changes", "index"}
 
 
 def _cg() -> list[str]:
@@ -40,9 +41,11 @@ def _cg() -> list[str]:
 
 
 @asynccontextmanager
-async def _stdio_session(repo: Path, errlog: Any) -> AsyncIterator[ClientSession]:
+async def _stdio_session(repo: Path, errlog: Any, *extra: str) -> AsyncIterator[ClientSession]:
     command, *args = _cg()
-    params = StdioServerParameters(command=command, args=[*args, "mcp", "--repo", str(repo)], env=dict(os.environ))
+    params = StdioServerParameters(
+        command=command, args=[*args, "mcp", "--repo", str(repo), *extra], env=dict(os.environ)
+    )
     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -80,9 +83,9 @@ def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     with start_blocking_portal() as portal:
         opened: list[Any] = []
 
-        def open_agent(repo: Path) -> Agent:
+        def open_agent(repo: Path, *extra: str) -> Agent:
             errlog = open(logs / f"{repo.name}.stderr", "w")  # noqa: SIM115  closed below
-            manager = portal.wrap_async_context_manager(_stdio_session(repo, errlog))
+            manager = portal.wrap_async_context_manager(_stdio_session(repo, errlog, *extra))
             session = manager.__enter__()
             opened.append((manager, errlog))
             return Agent(portal, session)
@@ -315,3 +318,38 @@ def test_a_bad_repo_is_one_line_before_any_serving(tmp_path: Path) -> None:
     done = cg_command("mcp", "--repo", str(tmp_path / "nowhere"), check=False)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.strip() == f"cg: no such directory: {tmp_path / 'nowhere'}"
+
+
+def test_changes_answers_what_cg_changes_json_answers(connect, tmp_path: Path) -> None:
+    shop = commit_history(copy_shop(tmp_path / "changes" / "shop"))
+    cg_command("index", str(shop))
+    agent = connect(shop)
+    retry = shop / "shop" / "payments" / "retry.py"
+    retry.write_text(retry.read_text().replace(CAPPED, CAPPED.replace("min(", "max(0.0, min(") + ")", 1))
+    answer = agent.answer("changes")
+    assert answer == cli_json(shop, "changes")
+    assert [c["qualname"] for c in answer["changed"]] == ["shop.payments.retry.compute_backoff"]
+    assert agent.answer("changes", {"rev": "HEAD~1", "depth": 1}) == cli_json(shop, "changes", "HEAD~1", "--depth", "1")
+    assert "unknown revision" in agent.error("changes", {"rev": "no-such-branch"})
+
+
+def test_with_watch_the_answers_follow_edits_without_an_index_call(connect, tmp_path: Path) -> None:
+    shop = copy_shop(tmp_path / "watched")
+    cg_command("index", str(shop))
+    agent = connect(shop, "--watch")
+    assert "shop.payments.retry.jittered_backoff" not in {
+        c["qualname"] for c in agent.answer("callers", {"symbol": "compute_backoff"})["callers"]
+    }
+    retry = shop / "shop" / "payments" / "retry.py"
+    retry.write_text(
+        retry.read_text()
+        + "\n\ndef jittered_backoff(attempt: int) -> float:\n    return compute_backoff(attempt, 1.0, 2.0, 60.0)\n"
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        callers = {c["qualname"] for c in agent.answer("callers", {"symbol": "compute_backoff"})["callers"]}
+        if "shop.payments.retry.jittered_backoff" in callers or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert "shop.payments.retry.jittered_backoff" in callers
+    assert agent.answer("status")["fresh"] is True
