@@ -225,7 +225,7 @@ def test_the_walker_survives_trees_deeper_than_the_recursion_limit():
             assert ("pathological", "amount_cents") not in reminders  # a value, not a call
 
 
-STATEMENT_LINES = '''
+STATEMENT_LINES = """
 def first_two(statement):
     head, second = statement.tokens[0], statement.tokens[1]
     return head if "SELECT" in statement else second
@@ -233,7 +233,7 @@ def first_two(statement):
 
 def last(statement):
     return statement.tokens[-1]
-'''
+"""
 
 
 def test_an_operand_is_asked_once_per_definition_and_dunder():
