@@ -738,7 +738,7 @@ def test_reading_a_class_attribute_bound_to_a_descriptor_runs_its_get(tmp_path, 
     assert "settings.ConfigAttribute.__get__" not in cg["settings.App.__init__"]
 
 
-SQL_FILTERS = '''
+SQL_FILTERS = """
 class Token:
     def __init__(self, kind, value):
         self.kind, self.value = kind, value
@@ -801,11 +801,19 @@ class StripComments:
 class Pipeline:
     def __init__(self):
         self.filters = []
+        self.finishers = []
 
     def run(self, group):
         for stage in self.filters:
             group = stage.process(group)
+        for stage in self.finishers:
+            group = stage.finish(group)
         return group
+
+
+class Serializer:
+    def finish(self, group):
+        return str(group)
 
 
 def keywords(statement):
@@ -817,11 +825,31 @@ def keywords(statement):
     return found
 
 
+def audited(method):
+    def record(self, *args):
+        return method(self, *args)
+    return record
+
+
+class Ledger:
+    @audited
+    def save(self, entry):
+        return entry
+
+    def commit(self, entry):
+        return self.save(entry)
+
+
+class CachedLedger(Ledger):
+    pass
+
+
 def build(pipeline, reindent):
     pipeline.filters.append(StripComments())
     pipeline.filters.append(Reindent())
+    pipeline.finishers.append(Serializer())
     return pipeline
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -865,3 +893,10 @@ def test_a_base_method_reaches_a_mixin_method_of_its_subclasses_and_back(sql_cal
 
 def test_a_loop_over_a_container_attribute_runs_what_the_repository_appends_to_it(sql_calls):
     assert {("StripComments.process", "name"), ("Reindent.process", "name")} <= sql_calls["Pipeline.run"]
+    # the second loop reuses the variable's name over another container: each call its own loop's
+    assert ("Serializer.finish", "name") in sql_calls["Pipeline.run"]
+
+
+def test_a_subclass_inheriting_a_decorated_method_adds_no_dispatch_edge_past_the_wrapper(sql_calls):
+    assert ("audited.record", "name") in sql_calls["Ledger.commit"]
+    assert not any(how == "dispatch" for _, how in sql_calls["Ledger.commit"])

@@ -48,8 +48,9 @@ class DefinitionFacts:
     # pattern, default) with the pattern a method name or, ending in "*", the constant start of a
     # name built at run time (see ``getattr_name``); the default "" when none is given
     getattrs: tuple[tuple[str, str, str, str], ...] = ()
-    # ``for <variable> in <expression>`` (statements and comprehensions) of the own body
-    loops: tuple[tuple[str, str], ...] = ()
+    # ``for <variable> in <expression>`` (statements and comprehensions) of the own body, with the
+    # loop's first and last line in the definition's text
+    loops: tuple[tuple[str, str, int, int], ...] = ()
     # ``<container>.append(<value>)`` (also ``add``, ``insert``'s value, each of ``extend``'s list): what
     # the body puts into a container, both as source text
     appended: tuple[tuple[str, str], ...] = ()
@@ -97,14 +98,27 @@ def definition_facts(text: str) -> DefinitionFacts | None:
     )
 
 
-def _loops(node: ast.AST) -> tuple[tuple[str, str], ...]:
-    """``for token in tlist.tokens``: (``token``, ``tlist.tokens``) for each plain-name loop variable."""
-    loops: list[ast.For | ast.AsyncFor | ast.comprehension] = [
-        *_own(node, ast.For),
-        *_own(node, ast.AsyncFor),
-        *_own(node, ast.comprehension),
+def _loops(node: ast.AST) -> tuple[tuple[str, str, int, int], ...]:
+    """``for token in tlist.tokens``: (``token``, ``tlist.tokens``, first line, last line) for each
+    plain-name loop variable, the lines those of the loop statement or the comprehension (counted in
+    the definition's text, its first line 1), so a call is matched with the loop around it."""
+    out: list[tuple[str, str, int, int]] = []
+    statements: list[ast.For | ast.AsyncFor] = [*_own(node, ast.For), *_own(node, ast.AsyncFor)]
+    for loop in statements:
+        if isinstance(loop.target, ast.Name):
+            out.append((loop.target.id, ast.unparse(loop.iter), loop.lineno, loop.end_lineno or loop.lineno))
+    comprehensions: list[ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp] = [
+        *_own(node, ast.ListComp),
+        *_own(node, ast.SetComp),
+        *_own(node, ast.GeneratorExp),
+        *_own(node, ast.DictComp),
     ]
-    return tuple((loop.target.id, ast.unparse(loop.iter)) for loop in loops if isinstance(loop.target, ast.Name))
+    for comp in comprehensions:
+        for generator in comp.generators:
+            if isinstance(generator.target, ast.Name):
+                last = comp.end_lineno or comp.lineno
+                out.append((generator.target.id, ast.unparse(generator.iter), comp.lineno, last))
+    return tuple(out)
 
 
 _ADDS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1}

@@ -1012,7 +1012,10 @@ class Resolver:
         if f"for {head} in self." not in caller.text:
             return []
         facts = definition_facts(caller.text)
-        iterable = next((it for var, it in facts.loops if var == head), "") if facts is not None else ""
+        line = call.line - caller.start_line + 1  # in the definition's text
+        loops = facts.loops if facts is not None else ()
+        around = [(first, it) for var, it, first, last in loops if var == head and first <= line <= last]
+        iterable = max(around)[1] if around else ""
         attr = iterable.removeprefix("self.")
         cls = self.enclosing_class(caller)
         if cls is None or attr == iterable or not attr.isidentifier():
@@ -1197,6 +1200,7 @@ class Resolver:
         out: list[Target] = []
 
         def add(cls: Symbol, runs: Symbol | None) -> None:
+            own = self.member(cls, member_name)  # what the call already reaches (or its wrapper does)
             for sub in self.subclasses(cls):
                 if runs is not None:
                     here = self.member(sub, runs.name)
@@ -1206,7 +1210,9 @@ class Resolver:
                 # ``get_alias`` reached from ``TokenList.get_name`` through ``Identifier(NameAliasMixin,
                 # TokenList)``), which the calling class cannot see but its subclasses' instances run
                 override = self.member(sub, member_name)
-                if override is not None and override.id not in called and override.kind == "method":
+                if override is None or (own is not None and override.id == own.id):
+                    continue
+                if override.id not in called and override.kind == "method":
                     out.append(Target(override.id, "Symbol", "dispatch", override))
                     called.add(override.id)
 
