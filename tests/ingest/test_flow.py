@@ -736,3 +736,167 @@ def test_reading_a_class_attribute_bound_to_a_descriptor_runs_its_get(tmp_path, 
     assert "settings.ConfigAttribute.__get__" in cg["settings.sign"]
     assert "settings.ConfigAttribute.__get__" not in cg["settings.sign_flask"]
     assert "settings.ConfigAttribute.__get__" not in cg["settings.App.__init__"]
+
+
+SQL_FILTERS = """
+class Token:
+    def __init__(self, kind, value):
+        self.kind, self.value = kind, value
+
+    def matches(self, kind):
+        return self.kind == kind
+
+    def flattened(self):
+        yield self
+
+
+class TokenGroup(Token):
+    def flattened(self):
+        for token in self.tokens:
+            yield from token.flattened()
+
+
+class AliasMixin:
+    def alias(self):
+        return self.last_word()
+
+
+class Expression(TokenGroup):
+    def last_word(self):
+        return self.tokens[-1]
+
+    def display_name(self):
+        return self.alias()
+
+
+class Column(AliasMixin, Expression):
+    pass
+
+
+class Reindent:
+    def _format_where(self, group):
+        return group
+
+    def _format_select(self, group):
+        return group
+
+    def _format_default(self, group):
+        return group
+
+    def process(self, group):
+        method_name = "_format_{kind}".format(kind=type(group).__name__)
+        handler = getattr(self, method_name.lower(), self._format_default)
+        return handler(group)
+
+    def process_any(self, group, name):
+        handler = getattr(self, name)
+        return handler(group)
+
+
+class StripComments:
+    def process(self, group):
+        return group
+
+
+class Pipeline:
+    def __init__(self):
+        self.filters = []
+        self.finishers = []
+
+    def run(self, group):
+        for stage in self.filters:
+            group = stage.process(group)
+        for stage in self.finishers:
+            group = stage.finish(group)
+        return group
+
+
+class Serializer:
+    def finish(self, group):
+        return str(group)
+
+
+def keywords(statement):
+    found = []
+    for item in statement.flattened():
+        current = item
+        if current.matches("keyword"):
+            found.append(item)
+    return found
+
+
+def audited(method):
+    def record(self, *args):
+        return method(self, *args)
+    return record
+
+
+class Ledger:
+    @audited
+    def save(self, entry):
+        return entry
+
+    def commit(self, entry):
+        return self.save(entry)
+
+
+class CachedLedger(Ledger):
+    pass
+
+
+def build(pipeline, reindent):
+    pipeline.filters.append(StripComments())
+    pipeline.filters.append(Reindent())
+    pipeline.finishers.append(Serializer())
+    return pipeline
+"""
+
+
+@pytest.fixture(scope="module")
+def sql_calls(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sqlfilters")
+    (root / "sqlfilters.py").write_text(SQL_FILTERS)
+    settings = load_settings(root, resolver="name")
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    calls: dict[str, set[tuple[str, str]]] = {}
+    for e in edges:
+        if e.type == "CALLS" and e.resolved_by != "unresolved":
+            calls.setdefault(e.src.removeprefix("sqlfilters.py::"), set()).add(
+                (e.dst.removeprefix("sqlfilters.py::"), e.resolved_by)
+            )
+    return calls
+
+
+def test_a_method_on_an_untyped_local_reaches_the_one_family_that_defines_it(sql_calls):
+    # `matches` has one definition; `flattened` is Token's and TokenGroup's override: both may run
+    assert ("Token.matches", "unique") in sql_calls["keywords"]
+    assert {("Token.flattened", "unique"), ("TokenGroup.flattened", "unique")} <= sql_calls["keywords"]
+    # `process` is defined by three unrelated classes: nothing is guessed for an untyped receiver
+    assert not any(dst.endswith(".process") for dst, _ in sql_calls.get("keywords", ()))
+
+
+def test_getattr_with_a_constant_start_reaches_the_methods_of_that_prefix_and_the_default(sql_calls):
+    assert {
+        ("Reindent._format_where", "dispatch"),
+        ("Reindent._format_select", "dispatch"),
+        ("Reindent._format_default", "dispatch"),
+    } <= sql_calls["Reindent.process"]
+    # a name with no constant start says nothing of which method runs
+    assert not any(dst.startswith("Reindent.") for dst, _ in sql_calls.get("Reindent.process_any", ()))
+
+
+def test_a_base_method_reaches_a_mixin_method_of_its_subclasses_and_back(sql_calls):
+    assert ("AliasMixin.alias", "dispatch") in sql_calls["Expression.display_name"]
+    assert ("Expression.last_word", "dispatch") in sql_calls["AliasMixin.alias"]
+
+
+def test_a_loop_over_a_container_attribute_runs_what_the_repository_appends_to_it(sql_calls):
+    assert {("StripComments.process", "name"), ("Reindent.process", "name")} <= sql_calls["Pipeline.run"]
+    # the second loop reuses the variable's name over another container: each call its own loop's
+    assert ("Serializer.finish", "name") in sql_calls["Pipeline.run"]
+
+
+def test_a_subclass_inheriting_a_decorated_method_adds_no_dispatch_edge_past_the_wrapper(sql_calls):
+    assert ("audited.record", "name") in sql_calls["Ledger.commit"]
+    assert not any(how == "dispatch" for _, how in sql_calls["Ledger.commit"])

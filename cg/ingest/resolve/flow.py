@@ -42,6 +42,18 @@ class DefinitionFacts:
     # parameter -> the container it is stored into under a key (``ROUTES[path] = view``,
     # ``self.routes[path] = view``): a registry, whose entries are called later (``ROUTES[path]()``)
     registered: tuple[tuple[str, str], ...] = ()
+    # names the body binds itself (assignment, ``for``, ``with ... as``, walrus), parameters excluded
+    locals: frozenset[str] = frozenset()
+    # ``func = getattr(self, "_process_" + kind, self._process_default)``: (variable, receiver, name
+    # pattern, default) with the pattern a method name or, ending in "*", the constant start of a
+    # name built at run time (see ``getattr_name``); the default "" when none is given
+    getattrs: tuple[tuple[str, str, str, str], ...] = ()
+    # ``for <variable> in <expression>`` (statements and comprehensions) of the own body, with the
+    # loop's first and last line in the definition's text
+    loops: tuple[tuple[str, str, int, int], ...] = ()
+    # ``<container>.append(<value>)`` (also ``add``, ``insert``'s value, each of ``extend``'s list): what
+    # the body puts into a container, both as source text
+    appended: tuple[tuple[str, str], ...] = ()
 
 
 @lru_cache(maxsize=4096)
@@ -79,7 +91,129 @@ def definition_facts(text: str) -> DefinitionFacts | None:
         returns_parameter,
         _stored(node, parameters),
         _registered(node, parameters),
+        _locals(node, parameters),
+        _getattrs(node),
+        _loops(node),
+        _appended(node),
     )
+
+
+def _loops(node: ast.AST) -> tuple[tuple[str, str, int, int], ...]:
+    """``for token in tlist.tokens``: (``token``, ``tlist.tokens``, first line, last line) for each
+    plain-name loop variable, the lines those of the loop statement or the comprehension (counted in
+    the definition's text, its first line 1), so a call is matched with the loop around it."""
+    out: list[tuple[str, str, int, int]] = []
+    statements: list[ast.For | ast.AsyncFor] = [*_own(node, ast.For), *_own(node, ast.AsyncFor)]
+    for loop in statements:
+        if isinstance(loop.target, ast.Name):
+            out.append((loop.target.id, ast.unparse(loop.iter), loop.lineno, loop.end_lineno or loop.lineno))
+    comprehensions: list[ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp] = [
+        *_own(node, ast.ListComp),
+        *_own(node, ast.SetComp),
+        *_own(node, ast.GeneratorExp),
+        *_own(node, ast.DictComp),
+    ]
+    for comp in comprehensions:
+        for generator in comp.generators:
+            if isinstance(generator.target, ast.Name):
+                last = comp.end_lineno or comp.lineno
+                out.append((generator.target.id, ast.unparse(generator.iter), comp.lineno, last))
+    return tuple(out)
+
+
+_ADDS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1}
+
+
+def _appended(node: ast.AST) -> tuple[tuple[str, str], ...]:
+    """``stack.preprocess.append(filters.KeywordCaseFilter())``: (``stack.preprocess``,
+    ``filters.KeywordCaseFilter()``); ``extend([a, b])`` gives one pair per element."""
+    out: list[tuple[str, str]] = []
+    for call in _own(node, ast.Call):
+        func = call.func
+        if not isinstance(func, ast.Attribute) or call.keywords:
+            continue
+        container = ast.unparse(func.value)
+        if func.attr in _ADDS and len(call.args) == _ADDS[func.attr] + 1:
+            out.append((container, ast.unparse(call.args[-1])))
+        elif func.attr == "extend" and len(call.args) == 1 and isinstance(call.args[0], ast.List | ast.Tuple):
+            out.extend((container, ast.unparse(element)) for element in call.args[0].elts)
+    return tuple(out)
+
+
+def _locals(node: ast.AST, parameters: tuple[str, ...]) -> frozenset[str]:
+    """The plain names ``node``'s own body binds (``token = tlist[0]``, ``for token in ...``,
+    ``with ... as fh``, ``(m := ...)``), not its parameters."""
+    names: set[str] = set()
+    for bound in _own(node, ast.Name):
+        if isinstance(bound.ctx, ast.Store):
+            names.add(bound.id)
+    return frozenset(names - set(parameters))
+
+
+# Methods of str whose result keeps a constant start recognisable: ``"_process_{}".format(x).lower()``
+_CASE = {"lower": str.lower, "casefold": str.casefold}
+_KEEPS_START = frozenset({"strip", "rstrip", "replace"})
+
+
+def getattr_name(expr: ast.expr, assigned: dict[str, ast.expr], depth: int = 0) -> str | None:
+    """The attribute name ``getattr(obj, expr)`` asks for: the name itself for a string constant, else
+    its constant start followed by ``*`` for a name built from one (``"_process_" + kind``,
+    ``f"_process_{kind}"``, ``"_process_{}".format(kind)``, ``"_process_%s" % kind``, any of them
+    lower-cased, or a local variable assigned one of them); None when no constant start is known."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    start: str | None = None
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        first = expr.values[0]
+        start = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Mod):
+        left = getattr_name(expr.left, assigned, depth + 1)
+        if left is not None and isinstance(expr.op, ast.Mod):
+            left = left.partition("%")[0]
+        start = left.removesuffix("*") if left is not None else None
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        method, inner = expr.func.attr, getattr_name(expr.func.value, assigned, depth + 1)
+        if inner is None:
+            return None
+        if method == "format":
+            start = inner.removesuffix("*").partition("{")[0]
+        elif method in _CASE:
+            return _CASE[method](inner)
+        elif method in _KEEPS_START and not inner.endswith("*"):
+            return None  # a constant changed at run time: not worth following
+        else:
+            return None
+    elif isinstance(expr, ast.Name) and expr.id in assigned:
+        return getattr_name(assigned[expr.id], assigned, depth + 1)
+    return f"{start}*" if start else None
+
+
+def _getattrs(node: ast.AST) -> tuple[tuple[str, str, str, str], ...]:
+    """``<variable> = getattr(<receiver>, <name>[, <default>])`` statements of ``node``'s own body whose
+    name has a known start (``getattr_name``); a start that is only underscores tells nothing."""
+    assigned: dict[str, ast.expr] = {}
+    found: list[tuple[str, str, str, str]] = []
+    statements = sorted(_own(node, ast.Assign), key=lambda a: (a.lineno, a.col_offset))
+    for statement in statements:
+        if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+            continue
+        variable, value = statement.targets[0].id, statement.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "getattr"
+            and len(value.args) in (2, 3)
+            and not value.keywords
+        ):
+            pattern = getattr_name(value.args[1], assigned)
+            receiver = ast.unparse(value.args[0])
+            if pattern is not None and pattern.strip("_*") and all(p.isidentifier() for p in receiver.split(".")):
+                default = ast.unparse(value.args[2]) if len(value.args) == 3 else ""
+                found.append((variable, receiver, pattern, default))
+        assigned[variable] = value
+    return tuple(found)
 
 
 def _registered(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

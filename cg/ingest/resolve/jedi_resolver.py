@@ -52,6 +52,7 @@ _CALLABLE = {"function", "class", "property"}
 # benchmarks/freshness.py: 161 sites took 5.9 s with two workers and 3.2 s in process, 238 sites
 # about the same either way, 693 sites 6.3 s with workers and 9 s in process.
 IN_PROCESS_SITES = 300
+JEDI_PARAM_SEARCHES = 60  # jedi's cap on call sites read per dynamic parameter search (its default: 20)
 # Sites whose expression's value is asked (``infer``), not the definition of its name (``goto``).
 INFER_ONLY = frozenset({"value", "with", "iter", "next", "operator"})
 _VALUES = _CALLABLE | {"instance"}  # an instance is called through its class's __call__
@@ -151,11 +152,19 @@ def die_with_parent(parent: int) -> None:
 def _init_worker(root: str, parent: int | None = None) -> None:
     global _PROJECT, _ENVIRONMENT, _ROOT
     import jedi
+    from jedi.inference import dynamic_params
 
     if parent is not None:
         die_with_parent(parent)
 
     jedi.settings.cache_directory = _own_cache_directory(jedi.settings.cache_directory)
+    # jedi finds a parameter's values from the function's call sites (``_group(tlist, cls, match)``
+    # passes ``match``), but stops after MAX_PARAM_SEARCHES / depth names in a module and caches the
+    # cut list for the whole Script: a search first made inside another one (depth 2) sees 10 names,
+    # so sqlparse's ``_group`` saw 6 of the 11 functions its callers pass. 60 finds them all; on
+    # flask and sqlparse (tests included) the time stayed within the run-to-run noise
+    # (benchmarks/jedi_time.py measures it against the earlier resolver).
+    dynamic_params.MAX_PARAM_SEARCHES = JEDI_PARAM_SEARCHES
 
     # the worker's own interpreter answers questions about compiled (stdlib) modules: no extra
     # subprocess per worker, nothing of the indexed project is imported

@@ -159,6 +159,8 @@ class Application:
 # Method names a value of a builtin type also has: a call of one on an untyped parameter is never guessed.
 _BUILTIN_TYPES = (object, list, dict, set, frozenset, str, bytes, bytearray, int, float, tuple)
 _BUILTIN_METHODS = frozenset(name for kind in _BUILTIN_TYPES for name in dir(kind))
+_ASSIGNED_ATTRIBUTE = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
+_FILLED_CONTAINER = re.compile(r"\.(\w+)\.(?:append|appendleft|add|insert|extend)\(")
 IMPLICIT = frozenset({"with", "iter", "next", "raise", "operator"})  # CallSite.via of code that runs dunders
 
 
@@ -225,6 +227,8 @@ class Resolver:
         self._typing: set[tuple[str, str]] = set()
         self._subclasses: dict[str, list[Symbol]] | None = None
         self._by_method_name: dict[str, list[Symbol]] | None = None
+        self._container_values: dict[str, list[tuple[Symbol, bool]]] = {}
+        self._container_index: tuple[dict[str, set[str]], dict[str, list[Symbol]]] | None = None
         self._descriptors: frozenset[str] | None = None  # class attributes bound to descriptors (__get__)
         self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
         self._registries: dict[tuple[str, str], list[Symbol]] = {}  # filled with _decorated
@@ -919,23 +923,176 @@ class Resolver:
                 out.append(Target(sym.id, "Symbol", "jedi", sym))
         return out
 
-    def unique_method(self, call: CallSite, caller: Symbol) -> Target | None:
-        """``order.finalize()`` on a parameter nobody typed: when exactly one method in the repository
-        has that name, and no builtin type has it (``append``, ``get``, ``items`` could be a list's or a
-        dict's), that method, marked ``unique`` (a guess, with its lower confidence). The parameter must
-        be the caller's own or an enclosing function's, so a module or class of that name is ruled out."""
+    def unique_method(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """``order.finalize()`` on a parameter or a local nobody typed, where jedi has no answer: when the
+        repository's methods of that name are one family (one class's method and the overrides of it
+        in its subclasses), no module-level function has the name, and no builtin type has a method of
+        that name (``append``, ``get``, ``items`` could be a list's or a dict's), the family, marked
+        ``unique`` (a guess, with its lower confidence). The receiver must be a parameter of the caller
+        or an enclosing function, or a name the caller's own body binds, so a module or class of that
+        name is ruled out."""
         head, _, name = call.callee.partition(".")
         if not name.isidentifier() or head in ("self", "cls") or name in _BUILTIN_METHODS:
-            return None
-        candidates = self._methods_named().get(name, [])
-        if len(candidates) != 1 or self.typed_name(head, caller) is not None:
-            return None
+            return []
+        family = self._method_family(name)
+        if not family or self.typed_name(head, caller) is not None:
+            return []
         scope: Symbol | None = caller
-        while scope is not None and scope.kind in ("function", "method"):
+        while scope is not None and scope.kind in ("function", "method", "lambda"):
             facts = definition_facts(scope.text)
-            if facts is not None and head in facts.parameters:
-                return Target(candidates[0].id, "Symbol", "unique", candidates[0])
+            if facts is not None and (head in facts.parameters or (scope is caller and head in facts.locals)):
+                return [Target(m.id, "Symbol", "unique", m) for m in family]
             scope = self.by_id.get(scope.parent_id)
+        return []
+
+    def _method_family(self, name: str) -> list[Symbol]:
+        """The methods named ``name`` when they are one class's and its subclasses' overrides (root
+        first), else none."""
+        candidates = self._methods_named().get(name, [])
+        owner_of = {m.id: self.by_id.get(m.parent_id) for m in candidates}
+        owners = {m_id: owner for m_id, owner in owner_of.items() if owner is not None}
+        if not candidates or len(owners) != len(candidates):
+            return []
+
+        def below(method: Symbol, other: Symbol) -> bool:
+            return any(k.id == owners[other.id].id for k in self.mro(owners[method.id])[1:])
+
+        roots = [m for m in candidates if not any(below(m, o) for o in candidates if o.id != m.id)]
+        if len(roots) != 1 or not all(m is roots[0] or below(m, roots[0]) for m in candidates):
+            return []
+        return [roots[0], *(m for m in candidates if m is not roots[0])]
+
+    def getattr_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """``func = getattr(self, "_process_" + kind, self._process_default)`` then ``func(tlist)``: the
+        methods of ``self``'s class (its MRO and its subclasses) whose name has the constant start the
+        source gives, as ``dispatch`` edges (one of them runs), and the default. A whole constant name
+        is that one method. The receiver must be ``self``/``cls`` or a value whose class the source
+        states; a name built with no constant start (``getattr(self, name)``) is left alone."""
+        if not call.callee.isidentifier() or call.via != "call":
+            return []
+        facts = definition_facts(caller.text)
+        binding = next((g for g in reversed(facts.getattrs) if g[0] == call.callee), None) if facts else None
+        if binding is None:
+            return []
+        _variable, receiver, pattern, default = binding
+        if receiver in ("self", "cls"):
+            cls = self.enclosing_class(caller)
+        else:
+            stated = self.stated_class(receiver, caller)
+            cls = stated.symbol if stated is not None else None
+        if cls is None:
+            return []
+        out: list[Target] = []
+        if not pattern.endswith("*"):
+            method = self.member(cls, pattern)
+            return [Target(method.id, "Symbol", "self", method)] if method is not None else []
+        start = pattern[:-1]
+        seen: set[str] = set()
+        for klass in [*self.mro(cls), *self.subclasses(cls)]:
+            for name, child in sorted(self.children.get(klass.id, {}).items()):
+                if name.startswith(start) and child.kind == "method" and child.id not in seen:
+                    seen.add(child.id)
+                    out.append(Target(child.id, "Symbol", "dispatch", child))
+        if default.startswith(f"{receiver}."):
+            method = self.member(cls, default.partition(".")[2])
+            if method is not None and method.id not in seen:
+                out.append(Target(method.id, "Symbol", "self", method))
+        return out
+
+    def element_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """``for filter_ in self.preprocess: filter_.process(stream)`` (or ``handler(event)`` for a list
+        of functions): what the repository puts into that attribute's container anywhere
+        (``stack.preprocess.append(KeywordCaseFilter())``, ``self.handlers.append(on_paid)``) is what the
+        loop variable holds, so each such class's ``process``, or each such function, may run. Only for
+        an attribute of the caller's class that no class outside its hierarchy also assigns, so a
+        ``stack.preprocess`` elsewhere is the same container."""
+        head, _, member = call.callee.partition(".")
+        if call.via != "call" or not head.isidentifier() or not (member == "" or member.isidentifier()):
+            return []
+        if f"for {head} in self." not in caller.text:
+            return []
+        facts = definition_facts(caller.text)
+        line = call.line - caller.start_line + 1  # in the definition's text
+        loops = facts.loops if facts is not None else ()
+        around = [(first, it) for var, it, first, last in loops if var == head and first <= line <= last]
+        iterable = max(around)[1] if around else ""
+        attr = iterable.removeprefix("self.")
+        cls = self.enclosing_class(caller)
+        if cls is None or attr == iterable or not attr.isidentifier():
+            return []
+        out: list[Target] = []
+        for value, instance in self.container_values(attr, cls):
+            if instance and member:
+                runs = self.member(value, member)
+            elif not instance and not member:
+                runs = value
+            else:
+                runs = self.member(value, "__call__") if instance else None
+            if runs is not None and runs.kind in ("function", "method", "class", "lambda"):
+                if all(t.id != runs.id for t in out):
+                    out.append(Target(runs.id, "Symbol", "flow", runs))
+        return out
+
+    def container_values(self, attr: str, cls: Symbol) -> list[tuple[Symbol, bool]]:
+        """What the repository appends to the ``attr`` containers of ``cls``'s instances: (class,
+        True) for an instance, (definition, False) for a function or class handed over as it is."""
+        key = f"{cls.id}\x00{attr}"
+        if key in self._container_values:
+            return self._container_values[key]
+        family = {k.id for k in [*self.mro(cls), *self.subclasses(cls)]}
+        owners, fillers = self._containers()
+        values: list[tuple[Symbol, bool]] = []
+        if owners.get(attr) and owners[attr] <= family:
+            for scope in fillers.get(attr, ()):
+                facts = definition_facts(scope.text)
+                for container, value in facts.appended if facts is not None else ():
+                    receiver, _, name = container.rpartition(".")
+                    if name != attr or not receiver.isidentifier():
+                        continue
+                    if receiver == "self":
+                        owner = self.enclosing_class(scope)
+                        if owner is None or owner.id not in family:
+                            continue
+                    found = self._value_of(value, scope)
+                    if found is not None and found not in values:
+                        values.append(found)
+        self._container_values[key] = values
+        return values
+
+    def _containers(self) -> tuple[dict[str, set[str]], dict[str, list[Symbol]]]:
+        """Once per repository: attribute name -> the classes whose methods assign ``self.<name> =``,
+        and -> the functions whose text adds to a ``<something>.<name>`` container."""
+        if self._container_index is None:
+            owners: dict[str, set[str]] = {}
+            fillers: dict[str, list[Symbol]] = {}
+            for sym in self.by_id.values():
+                if "~" in sym.id:
+                    continue
+                if sym.kind == "class":
+                    for name in _ASSIGNED_ATTRIBUTE.findall(sym.text):
+                        owners.setdefault(name, set()).add(sym.id)
+                elif sym.kind in ("function", "method"):
+                    for name in set(_FILLED_CONTAINER.findall(sym.text)):
+                        fillers.setdefault(name, []).append(sym)
+            self._container_index = (owners, fillers)
+        return self._container_index
+
+    def _value_of(self, expr: str, scope: Symbol) -> tuple[Symbol, bool] | None:
+        """The definition an appended value names: ``KeywordCaseFilter(...)`` an instance of the class,
+        ``on_paid`` or ``self.on_paid`` the function itself, a local built by a constructor its class."""
+        if expr.endswith(")") and "(" in expr:
+            named = self.resolve_expr(expr.partition("(")[0], scope)
+            if named is not None and named.symbol is not None and named.symbol.kind == "class":
+                return named.symbol, True
+            return None
+        if not all(part.isidentifier() for part in expr.split(".")):
+            return None
+        stated = self.stated_class(expr, scope)
+        if stated is not None and stated.symbol is not None:
+            return stated.symbol, True
+        named = self.resolve_expr(expr, scope)
+        if named is not None and named.symbol is not None and named.symbol.kind in ("function", "method", "class"):
+            return named.symbol, False
         return None
 
     def _methods_named(self) -> dict[str, list[Symbol]]:
@@ -944,8 +1101,19 @@ class Resolver:
             for sym in self.by_id.values():
                 if sym.kind in ("method", "function") and "~" not in sym.id:
                     table.setdefault(sym.name, []).append(sym)
-            self._by_method_name = {k: v for k, v in table.items() if all(s.kind == "method" for s in v)}
+            # a nested function is never an attribute of a value; a module-level one of the name is a
+            # module's attribute, which an untyped receiver may be: then nothing is guessed
+            self._by_method_name = {
+                k: methods
+                for k, v in table.items()
+                if (methods := [s for s in v if s.kind == "method"])
+                and not any(s.kind == "function" and self._module_level(s) for s in v)
+            }
         return self._by_method_name
+
+    def _module_level(self, sym: Symbol) -> bool:
+        parent = self.by_id.get(sym.parent_id)
+        return parent is None or parent.kind == "module"
 
     def _constructor(self, target: Target) -> list[Target]:
         init = self.member(target.symbol, "__init__") if target.symbol is not None else None
@@ -970,6 +1138,11 @@ class Resolver:
             named = self.resolve_expr(call.callee, caller)
             if named is not None and named.label == "External" and named.resolved_by == "import":
                 targets = [Target(named.id, "External", "jedi")]
+        if not targets:
+            targets = self.getattr_targets(call, caller)
+        for element in self.element_targets(call, caller):
+            if all(t.id != element.id for t in targets):
+                targets = [*(t for t in targets if t.label == "Symbol"), element]
         if not targets and call.via == "callback" and call.callee.endswith("()"):
             return []  # what a call handed to `sorted(key=...)` returns is jedi's to say: a guess here is a wrong edge
         if not targets:
@@ -989,9 +1162,11 @@ class Resolver:
             ):  # a name typed as an instance (`handler = WebhookHandler()`): calling it runs __call__
                 dunder = self.member(found.symbol, "__call__")
                 found = Target(dunder.id, "Symbol", "annotation", dunder) if dunder is not None else None
-            if found is None:
-                found = self.unique_method(call, caller)
-            targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
+            guessed = self.unique_method(call, caller) if found is None else []
+            if guessed:
+                targets = guessed
+            else:
+                targets = [found] if found is not None else [Target(call.callee, "External", "unresolved")]
         if call.via == "callback":
             targets = [t for t in targets if _callable_value(t)]
         if call.via != "decorator":
@@ -1025,13 +1200,19 @@ class Resolver:
         out: list[Target] = []
 
         def add(cls: Symbol, runs: Symbol | None) -> None:
+            own = self.member(cls, member_name)  # what the call already reaches (or its wrapper does)
             for sub in self.subclasses(cls):
                 if runs is not None:
                     here = self.member(sub, runs.name)
                     if here is None or (here.id != runs.id and "super(" not in here.text):
                         continue  # the subclass replaces the calling method: its instances never get here
-                override = self.children.get(sub.id, {}).get(member_name)
-                if override is not None and override.id not in called and override.kind == "method":
+                # the method the subclass's MRO finds: its own override, or a sibling base's (a mixin's
+                # ``get_alias`` reached from ``TokenList.get_name`` through ``Identifier(NameAliasMixin,
+                # TokenList)``), which the calling class cannot see but its subclasses' instances run
+                override = self.member(sub, member_name)
+                if override is None or (own is not None and override.id == own.id):
+                    continue
+                if override.id not in called and override.kind == "method":
                     out.append(Target(override.id, "Symbol", "dispatch", override))
                     called.add(override.id)
 
