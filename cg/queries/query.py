@@ -43,7 +43,9 @@ _CHANGE = (
     r"|touch(?:ed)?)"
 )
 _IMPACT = re.compile(
+    # the verb has an object ("which tests use X"), not a clause's end ("which fields a schema uses?")
     r"\b(?:what|who|which\b[\w\s]{0,30}?)\s+(?:else\s+)?(?:calls?|uses?|invokes?|depends?\s+on|consumes?|relies\s+on)\b"
+    r"(?=\s*[\w\"'`(<])"
     r"|\bcall(?:er|ers|ing)\s+(?:of|to)\b|\bcall\s+sites?\b|\busages?\s+of\b"
     r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:used|called|invoked)\b"
     rf"|\b(?:break|breaks|broken|affected|affects?|impact(?:ed)?)\b.{{0,60}}\b{_CHANGE}\b"

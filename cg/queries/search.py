@@ -488,17 +488,25 @@ def _pin_literals(
     query: Query,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]],
+    matches: dict[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, int]]]:
-    """The definitions whose string literals hold a phrase the question quotes ("Error: No such
-    command", "Did you mean") pinned first: the fullest match first, library code before tests and
-    examples (which assert on or print the same message), then in fused order."""
-    matches = literal_matches(store, query)
+    """The library definitions holding the fullest match of a phrase the question quotes ("Error: No
+    such command", "Did you mean") pinned first, in fused order. Tests and examples that assert on or
+    print the same message are not pinned (unless the question is about tests), nor are weaker
+    partial matches: pinned, a dozen tests holding "Missing data for required field." pushed the
+    method that raises it out of the first ten (marshmallow's set); they keep their fused place, and
+    the learned ranking weighs their match as one feature among the others."""
+    matches = literal_matches(store, query) if matches is None else matches
     if not matches:
         return fused
     symbols.update(store.symbols([doc for doc in matches if doc not in symbols], with_text=False))
-    order = {doc: i for i, (doc, _, _) in enumerate(fused)}
     side = lambda doc: is_test(symbols[doc]) or is_example(symbols[doc]) if doc in symbols else True  # noqa: E731
-    pinned = sorted(matches, key=lambda doc: (-matches[doc], side(doc), order.get(doc, len(order)), doc))
+    library = {doc: share for doc, share in matches.items() if query.about_tests or not side(doc)}
+    if not library:
+        return fused
+    best = max(library.values())
+    order = {doc: i for i, (doc, _, _) in enumerate(fused)}
+    pinned = sorted((doc for doc, share in library.items() if share >= best), key=lambda d: (order.get(d, len(order)), d))
     return _pinned_first(fused, pinned, "literal", keep_order=True)
 
 

@@ -31,6 +31,9 @@ VALIDATE_COUPON = "shop/billing/coupons.py::validate_coupon"
         ("what happens after a card charge fails, does it get retried?", "flow"),
         ("how does a subscription roll over into its next billing period?", "flow"),
         ("where does an invoice get its payment due date?", "location"),
+        # "uses" ends a clause here, it has no object: where something is done, not who depends on it
+        ("where are the coupon rules applied to decide which discount an invoice uses?", "location"),
+        ("which tests use StripeGateway?", "impact"),
     ],
 )
 def test_a_question_is_parsed_once_with_its_intent(text, intent):
