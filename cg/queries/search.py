@@ -35,7 +35,7 @@ from typing import Any
 from cg.embed import Embedder
 from cg.graph.store import GraphReader
 from cg.lexical import analyze, split_identifier
-from cg.model import edge_rank
+from cg.model import ResolvedBy, edge_rank
 from cg.queries.expand import expand
 from cg.queries.lookup import citation, is_example, is_test
 from cg.queries.query import Query, Ranking
@@ -188,27 +188,32 @@ def vector_ranking(
     return _ordered(vector_scores(store, embedding, sources))
 
 
-def score_fusion(
-    arms: dict[str, dict[str, float]], weights: Mapping[str, float], floors: dict[str, float] | None = None
-) -> list[tuple[str, float, dict[str, int]]]:
-    """Weighted sum of each arm's normalised score: ``(score - floor) / (best - floor)``, clipped at
-    0, with ``floor`` 0 unless given (the cosine arms pass their pool's last score). A candidate an arm
-    did not score gets 0 from it. ``ranks`` records each arm's 1-based rank, as RRF does."""
+def arm_shares(arms: dict[str, dict[str, float]], floors: dict[str, float] | None = None) -> dict[str, dict[str, float]]:
+    """Each arm's scores normalised: ``(score - floor) / (best - floor)``, clipped at 0, with ``floor``
+    0 unless given (the cosine arms pass their pool's last score); an arm whose scores are all equal
+    gives 0 to each."""
     floors = floors or {}
-    fused: dict[str, float] = {}
-    ranks: dict[str, dict[str, int]] = {}
+    shares: dict[str, dict[str, float]] = {}
     for arm, scores in arms.items():
         if not scores:
             continue
         floor = floors.get(arm, 0.0)
         span = max(scores.values()) - floor
-        for rank, doc in enumerate(_ordered(scores), start=1):
+        shares[arm] = {doc: max(0.0, (score - floor) / span) if span > 0 else 0.0 for doc, score in scores.items()}
+    return shares
+
+
+def score_fusion(
+    arms: dict[str, dict[str, float]], weights: Mapping[str, float], floors: dict[str, float] | None = None
+) -> list[tuple[str, float, dict[str, int]]]:
+    """Weighted sum of each arm's normalised score (``arm_shares``). A candidate an arm did not score
+    gets 0 from it. ``ranks`` records each arm's 1-based rank, as RRF does."""
+    fused: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for arm, shares in arm_shares(arms, floors).items():
+        for rank, doc in enumerate(_ordered(arms[arm]), start=1):
             ranks.setdefault(doc, {})[arm] = rank
-            if span > 0:
-                share = max(0.0, (scores[doc] - floor) / span)
-                fused[doc] = fused.get(doc, 0.0) + weights.get(arm, 1.0) * share
-            else:
-                fused.setdefault(doc, 0.0)
+            fused[doc] = fused.get(doc, 0.0) + weights.get(arm, 1.0) * shares[doc]
     ordered = sorted(fused.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
     return [(doc, round(score, 9), ranks[doc]) for doc, score in ordered]
 
@@ -225,34 +230,19 @@ def search(
     ranking: Ranking | None = None,
     kinds: tuple[str, ...] | None = None,
 ) -> list[Hit]:
-    """The ``limit`` best definitions for ``query``: both arms fused, the graph arm, the priors, and
-    the definitions the query names exactly pinned first; ``ranking`` defaults to the settings' defaults."""
+    """The ``limit`` best definitions for ``query``: both arms fused, the graph arm, then the priors
+    (or, with ``fusion = "learned"``, the learned combination of every feature, ``rank_features``),
+    and the definitions the query names exactly pinned first; ``ranking`` defaults to the settings'
+    defaults."""
     query = Query.of(query).with_vector(embedder)
     ranking = ranking or Ranking.default()
-    weights = ranking.weights
-    arms = {
-        "lexical": lexical_scores(store, query),
-        "vector": vector_scores(store, query.embedding),
-        "doc": vector_scores(store, query.embedding, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
-    }
-    arms = {
-        arm: scores if arm == "lexical" and ranking.fusion == "score" else _top(scores, CANDIDATES)
-        for arm, scores in arms.items()
-        if weights.get(arm, 1.0) > 0
-    }
-    if ranking.fusion == "rrf":
-        fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, ranking.rrf_k)
+    pool, symbols, features, literals = candidates(store, query, limit, ranking)
+    if features is not None and ranking.model:
+        pool = learned_order(pool, features, ranking.model)
     else:
-        floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
-        _complete_cosines(store, query.embedding, arms)
-        fused = score_fusion(arms, weights, floors)
-    if weights.get("graph", 0.0) > 0:
-        fused = propagate(store, fused, weights["graph"])
-    pool = fused[: max(limit * 3, PRIOR_POOL)]
-    symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
-    pool = apply_priors(query, pool, symbols, ranking.priors)
+        pool = apply_priors(query, pool, symbols, ranking.priors)
     fused = _pin_exact(store, query, pool, symbols, _config_answers(store, query, symbols))
-    fused = _pin_literals(store, query, fused, symbols)
+    fused = _pin_literals(store, query, fused, symbols, literals)
     if query.intent == "impact":
         fused = _impact_first(store, query, fused, symbols)
     hits: list[Hit] = []
@@ -273,6 +263,155 @@ def search(
     return hits
 
 
+Candidates = tuple[
+    list[tuple[str, float, dict[str, int]]],  # the fused pool, best first
+    dict[str, dict[str, Any]],  # its definitions' summaries
+    dict[str, dict[str, float]] | None,  # id -> features (score fusion only)
+    dict[str, float] | None,  # the string-literal matches (score fusion only)
+]
+
+
+def candidates(store: GraphReader, query: Query, limit: int, ranking: Ranking) -> Candidates:
+    """The pool the ranking orders: the arms fused (score or RRF) and the graph arm, the first
+    ``max(3 * limit, PRIOR_POOL)``, and with score fusion each candidate's features (``rank_features``)."""
+    weights = ranking.weights
+    arms = {
+        "lexical": lexical_scores(store, query),
+        "vector": vector_scores(store, query.embedding),
+        "doc": vector_scores(store, query.embedding, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
+    }
+    arms = {
+        arm: scores if arm == "lexical" and ranking.fusion != "rrf" else _top(scores, CANDIDATES)
+        for arm, scores in arms.items()
+        if weights.get(arm, 1.0) > 0
+    }
+    shares: dict[str, dict[str, float]] | None = None
+    if ranking.fusion == "rrf":
+        fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, ranking.rrf_k)
+    else:
+        floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
+        _complete_cosines(store, query.embedding, arms)
+        shares = arm_shares(arms, floors)
+        fused = score_fusion(arms, weights, floors)
+    lift: dict[str, float] = {}
+    if weights.get("graph", 0.0) > 0:
+        lift = graph_lift(store, fused)
+        fused = propagate(store, fused, weights["graph"])
+    pool = fused[: max(limit * 3, PRIOR_POOL)]
+    if shares is None:
+        return pool, store.symbols([doc for doc, _, _ in pool], with_text=False), None, None
+    literals = literal_matches(store, query)
+    inside = {doc for doc, _, _ in pool}
+    pool += [(doc, 0.0, {}) for doc in sorted(literals) if doc not in inside]  # a partial match still competes
+    symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
+    best = max((score for _, score, _ in fused[:1]), default=0.0) or 1.0
+    lift = {doc: value / best for doc, value in lift.items()}
+    return pool, symbols, rank_features(store, query, pool, symbols, shares, lift, literals), literals
+
+
+# What the learned ranking weighs, per candidate (``rank_features``); every one is 0 when it does not
+# apply. The arms' normalised scores, the graph arm's lift, the string-literal match; the priors as
+# flags; and the graph around the candidate: how many definitions call it (log), how many of the first
+# LINK_HITS fused hits it calls or is called by, whether it sits between two of them (called by one,
+# calling another: a link in the chain a flow question asks about), and the confidence of the most
+# trusted edge joining it to one of them (cg.model.ResolvedBy).
+FEATURES = (
+    "lexical",
+    "vector",
+    "graph",
+    "literal",
+    "test",
+    "example",
+    "module",
+    "container",
+    "class",
+    "other_side",
+    "callers",
+    "linked",
+    "between",
+    "link_confidence",
+)
+LINK_HITS = 10
+
+
+def rank_features(
+    store: GraphReader,
+    query: Query,
+    pool: list[tuple[str, float, dict[str, int]]],
+    symbols: dict[str, dict[str, Any]],
+    shares: dict[str, dict[str, float]],
+    lift: dict[str, float],
+    literals: dict[str, float],
+) -> dict[str, dict[str, float]]:
+    """Definition id -> its FEATURES, for every candidate in ``pool``."""
+    ids = [doc for doc, _, _ in pool]
+    hits = set(ids[:LINK_HITS])
+    callers = store.caller_counts(ids)
+    calls_hit: dict[str, set[str]] = {}  # candidate -> the hits it calls
+    called_by_hit: dict[str, set[str]] = {}  # candidate -> the hits that call it
+    confidence: dict[str, float] = {}
+    for row in store.calls(list(hits), "out"):  # hit -> candidate, and candidate -> hit when both are hits
+        if row.dst in hits or row.dst in symbols:
+            called_by_hit.setdefault(row.dst, set()).add(row.src)
+            calls_hit.setdefault(row.src, set()).add(row.dst)
+            edge = _edge_confidence(row.resolved_by)
+            for end in (row.src, row.dst):
+                confidence[end] = max(confidence.get(end, 0.0), edge)
+    for row in store.calls(list(hits), "in"):  # candidate -> hit
+        if row.src in symbols and row.src not in hits:
+            calls_hit.setdefault(row.src, set()).add(row.dst)
+            confidence[row.src] = max(confidence.get(row.src, 0.0), _edge_confidence(row.resolved_by))
+    out: dict[str, dict[str, float]] = {}
+    for doc in ids:
+        sym = symbols.get(doc) or {}
+        lexical = shares.get("lexical", {}).get(doc, 0.0)
+        vector = shares.get("vector", {}).get(doc, 0.0)
+        up, down = called_by_hit.get(doc, set()) - {doc}, calls_hit.get(doc, set()) - {doc}
+        test = bool(sym) and not query.about_tests and is_test(sym)
+        kind = sym.get("kind")
+        container = kind == "class" and any(other.startswith(doc + ".") for other in ids)
+        out[doc] = {
+            "lexical": lexical,
+            "vector": vector,
+            "graph": lift.get(doc, 0.0),
+            "literal": literals.get(doc, 0.0),
+            "test": float(test),
+            "example": float(bool(sym) and not test and is_example(sym)),
+            "module": float(kind in ("module", "config")),
+            "container": float(container),
+            "class": float(kind in ("class", "struct", "interface") and not container),
+            "other_side": float(bool(sym) and query.async_side is not None and is_async(sym) != query.async_side),
+            "callers": math.log1p(callers.get(doc, 0)),
+            "linked": min(len(up | down), 3) / 3,
+            "between": float(bool(up) and bool(down) and up != down),
+            "link_confidence": confidence.get(doc, 0.0) if up | down else 0.0,
+        }
+    return out
+
+
+def _edge_confidence(resolved_by: str) -> float:
+    try:
+        return ResolvedBy(resolved_by).confidence
+    except ValueError:
+        return 0.5
+
+
+def learned_score(features: Mapping[str, float], model: Mapping[str, Any]) -> float:
+    """The learned model's probability that a candidate answers the question: a logistic function of
+    a weighted sum of its features (weights and intercept written by benchmarks/fit_ranker.py)."""
+    coef = model["coef"]
+    z = float(model["intercept"]) + sum(float(coef.get(name, 0.0)) * value for name, value in features.items())
+    return 1 / (1 + math.exp(-max(min(z, 60.0), -60.0)))
+
+
+def learned_order(
+    pool: list[tuple[str, float, dict[str, int]]], features: dict[str, dict[str, float]], model: Mapping[str, Any]
+) -> list[tuple[str, float, dict[str, int]]]:
+    """The pool re-scored by ``learned_score``, best first (ties by id)."""
+    scored = [(doc, round(learned_score(features[doc], model), 9), ranks) for doc, _, ranks in pool]
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
 def propagate(
     store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], weight: float, seeds: int = GRAPH_SEEDS
 ) -> list[tuple[str, float, dict[str, int]]]:
@@ -290,19 +429,26 @@ def propagate(
     for weights from 0.1 to 0.3 and 3 to 10 seeds; ``weight_graph`` in config, 0 turns it off."""
     scores = {doc: score for doc, score, _ in fused}
     ranks = {doc: dict(r) for doc, _, r in fused}
-    top = [doc for doc, _, _ in fused[:seeds]]
-    lift: dict[str, float] = {}
-    for direction in ("out", "in"):
-        for row in store.calls(top, direction):
-            origin, other = (row.src, row.dst) if direction == "out" else (row.dst, row.src)
-            if row.other_label != "Symbol" or other == origin or is_test(row.other):
-                continue
-            lift[other] = max(lift.get(other, 0.0), scores[origin])
+    lift = graph_lift(store, fused, seeds)
     for rank, doc in enumerate(_ordered(lift), start=1):
         scores[doc] = scores.get(doc, 0.0) + weight * lift[doc]
         ranks.setdefault(doc, {})["graph"] = rank
     ordered = sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
     return [(doc, round(score, 9), ranks.get(doc, {})) for doc, score in ordered]
+
+
+def graph_lift(store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], seeds: int = GRAPH_SEEDS) -> dict[str, float]:
+    """Each direct caller or callee (in the repository, not a test) of the first ``seeds`` fused hits
+    -> the best fused score among the seeds it is next to (``propagate``'s lift)."""
+    scores = {doc: score for doc, score, _ in fused[:seeds]}
+    lift: dict[str, float] = {}
+    for direction in ("out", "in"):
+        for row in store.calls(list(scores), direction):
+            origin, other = (row.src, row.dst) if direction == "out" else (row.dst, row.src)
+            if row.other_label != "Symbol" or other == origin or is_test(row.other):
+                continue
+            lift[other] = max(lift.get(other, 0.0), scores[origin])
+    return lift
 
 
 def _top(scores: dict[str, float], count: int) -> dict[str, float]:

@@ -1,0 +1,64 @@
+"""The learned ranking on the indexed shop: the graph features a candidate gets from the call graph
+around the other hits, the shipped model's score, and ``fusion = "learned"`` as the default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cg.config import Settings
+from cg.queries.query import Query, Ranking
+from cg.queries.ranker_model import MODEL
+from cg.queries.search import FEATURES, candidates, learned_order, learned_score, rank_features, search
+
+RETRY = "shop/payments/retry.py::schedule_payment_retry"
+DELAY_FOR = "shop/payments/retry.py::RetryPolicy.delay_for"
+BACKOFF = "shop/payments/retry.py::compute_backoff"
+CHARGE_INVOICE = "shop/payments/service.py::PaymentService.charge_invoice"
+
+
+def test_a_definition_between_two_hits_is_a_link_of_their_chain(ctx):
+    store, _ = ctx
+    pool = [(RETRY, 1.0, {}), (BACKOFF, 0.9, {}), (DELAY_FOR, 0.5, {})]
+    symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
+    features = rank_features(store, Query.parse("how is the retry delay computed?"), pool, symbols, {}, {}, {})
+    # schedule_payment_retry -> RetryPolicy.delay_for -> compute_backoff: delay_for is called by one hit
+    # and calls another, through edges jedi resolved
+    assert features[DELAY_FOR]["between"] == 1.0 and features[DELAY_FOR]["link_confidence"] == 1.0
+    assert features[BACKOFF]["between"] == 0.0 and features[BACKOFF]["linked"] > 0
+    # schedule_payment_retry has three library callers (the service twice, the webhook handler)
+    assert features[RETRY]["callers"] > features[BACKOFF]["callers"] > 0
+    assert set(features[RETRY]) == set(FEATURES)
+
+
+def test_every_candidate_of_the_pool_has_its_features(ctx):
+    store, embedder = ctx
+    query = Query.parse("what happens after a card charge fails, does it get retried?").with_vector(embedder)
+    pool, symbols, features, _ = candidates(store, query, 10, Ranking.default())
+    assert features is not None and {doc for doc, _, _ in pool} == set(features)
+    assert all(0.0 <= f["lexical"] <= 1.0 and 0.0 <= f["vector"] <= 1.0 for f in features.values())
+    # RRF throws the arms' scores away: no features, the priors order the pool
+    assert candidates(store, query, 10, Ranking.default().with_fusion("rrf"))[2] is None
+
+
+def test_the_shipped_model_ranks_a_test_below_library_code_that_scores_the_same():
+    library = dict.fromkeys(FEATURES, 0.0) | {"lexical": 0.8, "vector": 0.7}
+    test = library | {"test": 1.0}
+    assert learned_score(library, MODEL) > learned_score(test, MODEL)
+    order = learned_order([("tests/test_retry.py::test_backoff", 0.9, {}), (BACKOFF, 0.5, {})], {
+        "tests/test_retry.py::test_backoff": test,
+        BACKOFF: library,
+    }, MODEL)
+    assert [doc for doc, _, _ in order] == [BACKOFF, "tests/test_retry.py::test_backoff"]
+    assert set(MODEL["coef"]) == set(FEATURES)  # written by benchmarks/fit_ranker.py for these features
+
+
+def test_learned_fusion_is_the_default_and_score_fusion_keeps_the_priors():
+    assert Ranking.from_settings(Settings(repo=Path("."))).model == MODEL
+    assert Ranking.default().with_fusion("score").model is None
+    assert Ranking.default().with_fusion("score").with_fusion("learned").model == MODEL
+
+
+def test_a_flow_question_finds_the_handler_and_the_retry_it_schedules(ctx):
+    store, embedder = ctx
+    ids = [h.id for h in search(store, embedder, "what happens after a card charge fails, does it get retried?")]
+    assert CHARGE_INVOICE in ids[:3] and RETRY in ids[:5], ids
