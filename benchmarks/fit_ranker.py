@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import pprint
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from question_sets import K, SETS, Scored, asked, gold_hit, index_set, score_index, summary  # noqa: E402
+from question_sets import SETS, K, Scored, asked, gold_hit, index_set, score_index, summary  # noqa: E402
 from results import machine_line, model_line, publish  # noqa: E402
 
 from cg.api import open_index  # noqa: E402
@@ -118,8 +118,11 @@ def write_model(model: dict[str, Any]) -> None:
         "regression's weight per feature and its intercept; fitted on every question set named in\n"
         '``fitted_on``. Its figures in benchmarks/RESULTS.md come from leave-one-repository-out folds."""\n\n'
         "from typing import Any\n\n"
-        f"MODEL: dict[str, Any] = {pprint.pformat(model, width=110, sort_dicts=False)}\n"
+        f"MODEL: dict[str, Any] = {model!r}\n"
     )
+    ruff = Path(sys.executable).parent / "ruff"  # the dev tool, so the written file passes the format check
+    if ruff.exists():
+        subprocess.run([str(ruff), "format", str(MODEL_FILE)], check=False, capture_output=True)
 
 
 def table(results: list[tuple[str, list[Scored], list[Scored]]]) -> list[str]:

@@ -172,7 +172,10 @@ def per_set(names: list[str]) -> None:
         shutil.rmtree(work, ignore_errors=True)
     results = [(label, *saved) for label, _, question_file in SETS if (saved := load_scores(question_file))]
     lines = [machine_line(), "", *report(results)]
-    lines += ["", "Learned ranking per set, scored in this run: " + "; ".join(f"{k}: {v}" for k, v in folds.items()) + "."]
+    lines += [
+        "",
+        "Learned ranking per set, scored in this run: " + "; ".join(f"{k}: {v}" for k, v in folds.items()) + ".",
+    ]
     print("\n".join(lines), flush=True)
     write_section("Retrieval per question set (benchmarks/retrieval.py --sets)", "\n".join(lines))
 

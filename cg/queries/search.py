@@ -188,7 +188,9 @@ def vector_ranking(
     return _ordered(vector_scores(store, embedding, sources))
 
 
-def arm_shares(arms: dict[str, dict[str, float]], floors: dict[str, float] | None = None) -> dict[str, dict[str, float]]:
+def arm_shares(
+    arms: dict[str, dict[str, float]], floors: dict[str, float] | None = None
+) -> dict[str, dict[str, float]]:
     """Each arm's scores normalised: ``(score - floor) / (best - floor)``, clipped at 0, with ``floor``
     0 unless given (the cosine arms pass their pool's last score); an arm whose scores are all equal
     gives 0 to each."""
@@ -437,7 +439,9 @@ def propagate(
     return [(doc, round(score, 9), ranks.get(doc, {})) for doc, score in ordered]
 
 
-def graph_lift(store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], seeds: int = GRAPH_SEEDS) -> dict[str, float]:
+def graph_lift(
+    store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], seeds: int = GRAPH_SEEDS
+) -> dict[str, float]:
     """Each direct caller or callee (in the repository, not a test) of the first ``seeds`` fused hits
     -> the best fused score among the seeds it is next to (``propagate``'s lift)."""
     scores = {doc: score for doc, score, _ in fused[:seeds]}
@@ -652,7 +656,9 @@ def _pin_literals(
         return fused
     best = max(library.values())
     order = {doc: i for i, (doc, _, _) in enumerate(fused)}
-    pinned = sorted((doc for doc, share in library.items() if share >= best), key=lambda d: (order.get(d, len(order)), d))
+    pinned = sorted(
+        (doc for doc, share in library.items() if share >= best), key=lambda d: (order.get(d, len(order)), d)
+    )
     return _pinned_first(fused, pinned, "literal", keep_order=True)
 
 

@@ -44,10 +44,14 @@ def test_the_shipped_model_ranks_a_test_below_library_code_that_scores_the_same(
     library = dict.fromkeys(FEATURES, 0.0) | {"lexical": 0.8, "vector": 0.7}
     test = library | {"test": 1.0}
     assert learned_score(library, MODEL) > learned_score(test, MODEL)
-    order = learned_order([("tests/test_retry.py::test_backoff", 0.9, {}), (BACKOFF, 0.5, {})], {
-        "tests/test_retry.py::test_backoff": test,
-        BACKOFF: library,
-    }, MODEL)
+    order = learned_order(
+        [("tests/test_retry.py::test_backoff", 0.9, {}), (BACKOFF, 0.5, {})],
+        {
+            "tests/test_retry.py::test_backoff": test,
+            BACKOFF: library,
+        },
+        MODEL,
+    )
     assert [doc for doc, _, _ in order] == [BACKOFF, "tests/test_retry.py::test_backoff"]
     assert set(MODEL["coef"]) == set(FEATURES)  # written by benchmarks/fit_ranker.py for these features
 
