@@ -27,7 +27,8 @@ from cg.queries.ranker_model import MODEL as RANKER_MODEL
 FUSIONS = ("learned", "score", "rrf")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`|(?<!\w)'([^']+)'(?!\w)")
-_QUOTED_PHRASE = re.compile(r"\"[^\"]*\s[^\"]*\"")  # a quoted string with a space: a message, not a name
+# a quoted string with a space: a message, not a name (the names inside it are the message's too)
+_QUOTED_PHRASE = re.compile(r"\"[^\"]*\s[^\"]*\"|(?<!\w)'[^']*\s[^']*'(?!\w)")
 # A question that says which side of a sync/async API it means ("with a sync Client", "the async
 # transport", "a plain (non-async) generator"); "blocking" counts as sync.
 _SYNC = re.compile(r"\bnon-async\b|\bsync(?:hronous(?:ly)?)?\b|\bblocking\b", re.I)

@@ -613,7 +613,7 @@ def _pinned_first(
 
 def literal_matches(store: GraphReader, query: Query) -> dict[str, float]:
     """Definition id -> how much of a phrase the question quotes one of its string literals holds:
-    the longest run of the phrase's words found in order in one literal, as a share of the phrase
+    the share of the phrase's words found in order in one literal (``_in_order``)
     (the best over the phrases), for the definitions at or above ``PHRASE_COVERAGE``. Candidates
     come from the literal field's own full-text index, so a message's common words ("no such
     command") do not drown in every definition that uses them."""
@@ -623,14 +623,21 @@ def literal_matches(store: GraphReader, query: Query) -> dict[str, float]:
         pool = [doc for doc, _ in store.fulltext(" ".join(dict.fromkeys(words)), LEXICAL_POOL, "Symbol", "literals")]
         for doc, text in store.lexical_docs(pool, "Symbol", "literals").items():
             for literal in text.splitlines():
-                tokens = literal.split()
-                run = SequenceMatcher(None, words, tokens, autojunk=False).find_longest_match(
-                    0, len(words), 0, len(tokens)
-                )
-                share = run.size / len(words)
-                if run.size >= 2 and share >= PHRASE_COVERAGE and share > best.get(doc, 0.0):
+                share = _in_order(words, literal.split())
+                if share >= PHRASE_COVERAGE and share > best.get(doc, 0.0):
                     best[doc] = share
     return best
+
+
+def _in_order(words: list[str], tokens: list[str]) -> float:
+    """The share of ``words`` found in ``tokens`` in the same order (difflib's matching blocks, the
+    standard library's longest-common-subsequence-like matcher), when one run holds at least two of
+    them; else 0. A message's variable part ("Class with name 'AuthorSchema' was not found" against
+    the f-string's "Class with name {classname!r} was not found") breaks the run, not the match."""
+    blocks = SequenceMatcher(None, words, tokens, autojunk=False).get_matching_blocks()
+    if not words or max((b.size for b in blocks), default=0) < 2:
+        return 0.0
+    return sum(b.size for b in blocks) / len(words)
 
 
 def _pin_literals(
@@ -659,7 +666,64 @@ def _pin_literals(
     pinned = sorted(
         (doc for doc, share in library.items() if share >= best), key=lambda d: (order.get(d, len(order)), d)
     )
+    pinned = _users_first(store, query, pinned, symbols, order)
     return _pinned_first(fused, pinned, "literal", keep_order=True)
+
+
+# A message kept in a class's table rather than where it is raised: ``default_message = "Must be one
+# of: {choices}."`` (read as ``self.default_message``) or ``"required": "Missing data for required
+# field."`` in an ``error_messages`` dict (raised as ``self.make_error("required")``). The name before
+# the message, on the line that holds it.
+_SLOT = re.compile(r"""^\s*(?:(?P<attr>[A-Za-z_]\w*)\s*(?::[^=]*)?=|["'](?P<key>[\w.-]+)["']\s*:)""")
+
+
+def message_slot(text: str, phrase: str) -> tuple[str, str] | None:
+    """Where a class keeps a message: ("attr", name) for a class attribute assigned it, ("key", key)
+    for a mapping entry holding it, on the first line of ``text`` whose literals hold most of
+    ``phrase``'s words in order; None when no such line names it."""
+    words = analyze(phrase)
+    for line in text.splitlines():
+        if _in_order(words, analyze(line)) >= PHRASE_COVERAGE:
+            slot = _SLOT.match(line)
+            if slot:
+                return ("attr", slot["attr"]) if slot["attr"] else ("key", slot["key"])
+    return None
+
+
+def _users_first(
+    store: GraphReader, query: Query, pinned: list[str], symbols: dict[str, dict[str, Any]], order: dict[str, int]
+) -> list[str]:
+    """Each pinned class that keeps the quoted message in a table (``message_slot``) preceded by its
+    own methods that read that attribute or name that key: the question asks where the message is
+    raised or produced, and that is the method, not the table. Without such a method the class stays."""
+    classes = [doc for doc in pinned if (symbols.get(doc) or {}).get("kind") == "class"]
+    if not classes:
+        return pinned
+    texts = store.symbols(classes, with_text=True)
+    out: list[str] = []
+    for doc in pinned:
+        slots = {
+            slot for phrase in query.phrases if (slot := message_slot(texts.get(doc, {}).get("text") or "", phrase))
+        }
+        if doc in classes and slots:
+            members = [m["id"] for m in store.members([doc]) if m.get("kind") in ("method", "function")]
+            bodies = store.symbols(members, with_text=True)
+            uses = [
+                m
+                for m in members
+                if any(_reads(bodies.get(m, {}).get("text") or "", kind, name) for kind, name in slots)
+            ]
+            out += sorted((m for m in uses if m not in out), key=lambda m: (order.get(m, len(order)), m))
+        if doc not in out:
+            out.append(doc)
+    return out
+
+
+def _reads(text: str, kind: str, name: str) -> bool:
+    """A method's text reads the attribute (``self.name``, ``cls.name``) or names the key (``"name"``)."""
+    if kind == "attr":
+        return re.search(rf"\b(?:self|cls|type\(self\))\.{re.escape(name)}\b", text) is not None
+    return re.search(rf"""["']{re.escape(name)}["']""", text) is not None
 
 
 def _impact_first(
