@@ -308,11 +308,13 @@ def candidates(store: GraphReader, query: Query, limit: int, ranking: Ranking) -
     symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
     best = max((score for _, score, _ in fused[:1]), default=0.0) or 1.0
     lift = {doc: value / best for doc, value in lift.items()}
-    return pool, symbols, rank_features(store, query, pool, symbols, shares, lift, literals), literals
+    return pool, symbols, rank_features(store, query, pool, symbols, shares, lift, literals, ranking.priors), literals
 
 
 # What the learned ranking weighs, per candidate (``rank_features``); every one is 0 when it does not
-# apply. The arms' normalised scores, the graph arm's lift, the string-literal match; the priors as
+# apply. The arms' normalised scores, the hand-set ranking's score (score fusion, the graph arm and
+# the priors' factors, as a share of its first hit's; its priors multiply, which a sum cannot), the
+# graph arm's lift, the string-literal match; the priors as
 # flags; and the graph around the candidate: how many definitions call it (log), how many of the first
 # LINK_HITS fused hits it calls or is called by, whether it sits between two of them (called by one,
 # calling another: a link in the chain a flow question asks about), and the confidence of the most
@@ -320,6 +322,7 @@ def candidates(store: GraphReader, query: Query, limit: int, ranking: Ranking) -
 FEATURES = (
     "lexical",
     "vector",
+    "fused",
     "graph",
     "literal",
     "test",
@@ -344,8 +347,9 @@ def rank_features(
     shares: dict[str, dict[str, float]],
     lift: dict[str, float],
     literals: dict[str, float],
+    priors: Mapping[str, float],
 ) -> dict[str, dict[str, float]]:
-    """Definition id -> its FEATURES, for every candidate in ``pool``."""
+    """Definition id -> its FEATURES, for every candidate in ``pool`` (fused best first)."""
     ids = [doc for doc, _, _ in pool]
     hits = set(ids[:LINK_HITS])
     callers = store.caller_counts(ids)
@@ -363,6 +367,9 @@ def rank_features(
         if row.src in symbols and row.src not in hits:
             calls_hit.setdefault(row.src, set()).add(row.dst)
             confidence[row.src] = max(confidence.get(row.src, 0.0), _edge_confidence(row.resolved_by))
+    ranked = apply_priors(query, pool, symbols, priors)  # the hand-set ranking's score, the first's = 1
+    top = max((score for _, score, _ in ranked[:1]), default=0.0) or 1.0
+    fused = {doc: max(score, 0.0) / top for doc, score, _ in ranked}
     out: dict[str, dict[str, float]] = {}
     for doc in ids:
         sym = symbols.get(doc) or {}
@@ -375,6 +382,7 @@ def rank_features(
         out[doc] = {
             "lexical": lexical,
             "vector": vector,
+            "fused": fused.get(doc, 0.0),
             "graph": lift.get(doc, 0.0),
             "literal": literals.get(doc, 0.0),
             "test": float(test),
@@ -399,19 +407,28 @@ def _edge_confidence(resolved_by: str) -> float:
 
 
 def learned_score(features: Mapping[str, float], model: Mapping[str, Any]) -> float:
-    """The learned model's probability that a candidate answers the question: a logistic function of
-    a weighted sum of its features (weights and intercept written by benchmarks/fit_ranker.py)."""
+    """The learned model's score of a candidate: the weighted sum of its features (weights written
+    by benchmarks/fit_ranker.py). Fitted pairwise, the difference of two candidates' scores is the
+    log-odds that the first is the better answer."""
     coef = model["coef"]
-    z = float(model["intercept"]) + sum(float(coef.get(name, 0.0)) * value for name, value in features.items())
-    return 1 / (1 + math.exp(-max(min(z, 60.0), -60.0)))
+    return float(model.get("intercept", 0.0)) + sum(
+        float(coef.get(name, 0.0)) * value for name, value in features.items()
+    )
 
 
 def learned_order(
     pool: list[tuple[str, float, dict[str, int]]], features: dict[str, dict[str, float]], model: Mapping[str, Any]
 ) -> list[tuple[str, float, dict[str, int]]]:
-    """The pool re-scored by ``learned_score``, best first (ties by id)."""
-    scored = [(doc, round(learned_score(features[doc], model), 9), ranks) for doc, _, ranks in pool]
-    return sorted(scored, key=lambda item: (-item[1], item[0]))
+    """The pool re-scored by ``learned_score``, best first (ties by id). A hit's score is
+    ``exp(its score - the best's)``: the odds that it is a better answer than the first hit, 1 for the
+    first, so that explain can weigh its seeds by their share of the first's, as it does with score
+    fusion's scores."""
+    if not pool:
+        return pool
+    raw = {doc: learned_score(features[doc], model) for doc, _, _ in pool}
+    best = max(raw.values())
+    scored = [(doc, round(math.exp(max(raw[doc] - best, -60.0)), 9), ranks) for doc, _, ranks in pool]
+    return sorted(scored, key=lambda item: (-item[1], -raw[item[0]], item[0]))
 
 
 def propagate(
