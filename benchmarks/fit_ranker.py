@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from question_sets import SETS, K, Scored, asked, gold_hit, index_set, score_index, summary  # noqa: E402
-from results import machine_line, model_line, publish  # noqa: E402
+from results import machine_line, model_line, publish, write_model_module  # noqa: E402
 
 from cg.api import open_index  # noqa: E402
 from cg.queries.evaluate import KINDS, load_questions  # noqa: E402
@@ -112,17 +111,14 @@ def fold_ranking(stem: str) -> tuple[Ranking, str]:
 
 
 def write_model(model: dict[str, Any]) -> None:
-    MODEL_FILE.write_text(
-        '"""Written by benchmarks/fit_ranker.py (``--write-model``); do not edit by hand.\n\n'
-        'The learned ranking (``fusion = "learned"``, cg/queries/search.py ``learned_score``): a logistic\n'
-        "regression's weight per feature and its intercept; fitted on every question set named in\n"
-        '``fitted_on``. Its figures in benchmarks/RESULTS.md come from leave-one-repository-out folds."""\n\n'
-        "from typing import Any\n\n"
-        f"MODEL: dict[str, Any] = {model!r}\n"
+    write_model_module(
+        MODEL_FILE,
+        "Written by benchmarks/fit_ranker.py (``--write-model``); do not edit by hand.\n\n"
+        'The learned ranking (``fusion = "learned"``, cg/queries/search.py ``learned_score``): a pairwise\n'
+        "logistic regression's weight per feature (its intercept cancels in a pair); fitted on every question\n"
+        "set named in ``fitted_on``. Its figures in benchmarks/RESULTS.md come from leave-one-repository-out folds.",
+        model,
     )
-    ruff = Path(sys.executable).parent / "ruff"  # the dev tool, so the written file passes the format check
-    if ruff.exists():
-        subprocess.run([str(ruff), "format", str(MODEL_FILE)], check=False, capture_output=True)
 
 
 def table(results: list[tuple[str, list[Scored], list[Scored]]]) -> list[str]:

@@ -1,8 +1,8 @@
 """Written by benchmarks/fit_ranker.py (``--write-model``); do not edit by hand.
 
-The learned ranking (``fusion = "learned"``, cg/queries/search.py ``learned_score``): a logistic
-regression's weight per feature and its intercept; fitted on every question set named in
-``fitted_on``. Its figures in benchmarks/RESULTS.md come from leave-one-repository-out folds."""
+The learned ranking (``fusion = "learned"``, cg/queries/search.py ``learned_score``): a pairwise
+logistic regression's weight per feature (its intercept cancels in a pair); fitted on every question
+set named in ``fitted_on``. Its figures in benchmarks/RESULTS.md come from leave-one-repository-out folds."""
 
 from typing import Any
 
