@@ -55,7 +55,7 @@ def extract(copy: Path, question_file: Path) -> list[dict[str, Any]]:
         ranking = Ranking.default().with_fusion("score")
         for q in load_questions(question_file):
             query = Query.parse(q.question).with_vector(idx.embedder)
-            pool, symbols, features, _ = candidates(idx.store, query, K, ranking)
+            pool, symbols, features, _ = candidates(idx.store, query, K, ranking, with_features=True)
             assert features is not None
             rows = []
             for doc, _, _ in pool:

@@ -273,9 +273,13 @@ Candidates = tuple[
 ]
 
 
-def candidates(store: GraphReader, query: Query, limit: int, ranking: Ranking) -> Candidates:
+def candidates(
+    store: GraphReader, query: Query, limit: int, ranking: Ranking, with_features: bool = False
+) -> Candidates:
     """The pool the ranking orders: the arms fused (score or RRF) and the graph arm, the first
-    ``max(3 * limit, PRIOR_POOL)``, and with score fusion each candidate's features (``rank_features``)."""
+    ``max(3 * limit, PRIOR_POOL)``, and each candidate's features (``rank_features``) when the ranking
+    has a learned model or ``with_features`` asks (benchmarks/fit_ranker.py): the hand-set ranking
+    does not pay for them."""
     weights = ranking.weights
     arms = {
         "lexical": lexical_scores(store, query),
@@ -300,7 +304,7 @@ def candidates(store: GraphReader, query: Query, limit: int, ranking: Ranking) -
         lift = graph_lift(store, fused)
         fused = propagate(store, fused, weights["graph"])
     pool = fused[: max(limit * 3, PRIOR_POOL)]
-    if shares is None:
+    if shares is None or not (ranking.model or with_features):
         return pool, store.symbols([doc for doc, _, _ in pool], with_text=False), None, None
     literals = literal_matches(store, query)
     inside = {doc for doc, _, _ in pool}

@@ -35,11 +35,13 @@ def test_a_definition_between_two_hits_is_a_link_of_their_chain(ctx):
 def test_every_candidate_of_the_pool_has_its_features(ctx):
     store, embedder = ctx
     query = Query.parse("what happens after a card charge fails, does it get retried?").with_vector(embedder)
-    pool, symbols, features, _ = candidates(store, query, 10, Ranking.default())
+    pool, symbols, features, _ = candidates(store, query, 10, Ranking.default().with_fusion("learned"))
     assert features is not None and {doc for doc, _, _ in pool} == set(features)
     assert all(0.0 <= f["lexical"] <= 1.0 and 0.0 <= f["vector"] <= 1.0 for f in features.values())
-    # RRF throws the arms' scores away: no features, the priors order the pool
-    assert candidates(store, query, 10, Ranking.default().with_fusion("rrf"))[2] is None
+    # RRF throws the arms' scores away: no features, the priors order the pool; the hand-set ranking
+    # does not compute them
+    assert candidates(store, query, 10, Ranking.default().with_fusion("rrf"), with_features=True)[2] is None
+    assert candidates(store, query, 10, Ranking.default())[2] is None
 
 
 def test_the_shipped_model_ranks_a_test_below_library_code_that_scores_the_same():
