@@ -30,6 +30,7 @@ from languages import PROJECTS, fetch  # noqa: E402
 
 from cg.api import open_index  # noqa: E402
 from cg.queries.evaluate import KINDS, Question, load_questions  # noqa: E402
+from cg.queries.query import Ranking  # noqa: E402
 
 K = 10
 QUESTIONS = HERE / "questions"
@@ -108,20 +109,44 @@ def _matches(gold_name: str, hit: dict[str, Any], containers: bool) -> bool:
     return containers and hit.get("kind") in ("class", "struct") and gold_name.startswith(name + ".")
 
 
-def score_set(repo: Path, question_file: Path, work: Path) -> tuple[list[Scored], int]:
+def score_set(repo: Path, question_file: Path, work: Path, ranking: Ranking | None = None) -> tuple[list[Scored], int]:
     """Index a copy of ``repo`` (history off) and score every question; also the unanswerable count."""
+    return score_index(index_set(repo, question_file, work), question_file, ranking)
+
+
+def index_set(repo: Path, question_file: Path, work: Path) -> Path:
+    """A copy of ``repo`` under ``work``, indexed with history off (kept when it is there already)."""
+    copy = work / question_file.stem
+    if not (copy / ".cg").is_dir():
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".cg", "__pycache__", ".git"))
+        with open_index(copy, read_only=False, create=True, history_commits=0) as writer:
+            writer.index()
+    return copy
+
+
+def unanswerable_count(question_file: Path) -> int:
     import yaml
 
+    return len((yaml.safe_load(question_file.read_text("utf-8")) or {}).get("unanswerable") or [])
+
+
+def asked(question: Question, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hits a question is scored on: the question file's own sections are its answer key, never
+    a hit (shop keeps it in the repository)."""
+    return [h for h in hits if not question.source.endswith("/" + str(h.get("path")))]
+
+
+def score_index(copy: Path, question_file: Path, ranking: Ranking | None = None) -> tuple[list[Scored], int]:
+    """Every question of ``question_file`` asked of the indexed ``copy`` (cg with ``ranking``, the
+    settings' default when None) and of BM25 over its windows; also the unanswerable count."""
     questions = load_questions(question_file)
-    unanswerable = len((yaml.safe_load(question_file.read_text("utf-8")) or {}).get("unanswerable") or [])
-    copy = work / question_file.stem
-    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".cg", "__pycache__", ".git"))
-    with open_index(copy, read_only=False, create=True, history_commits=0) as writer:
-        writer.index()
     units = windows(copy)
     bm25 = BM25([w.text for w in units])
     rows = []
     with open_index(copy, history_commits=0) as idx:
+        if ranking is not None:
+            idx.ranking = ranking
         names = sorted({g.name for q in questions for g in q.gold if g.name})
         found = idx.cypher(
             "MATCH (s:Symbol) WHERE s.qualname IN $names RETURN s.qualname, s.path, s.start_line, s.end_line",
@@ -131,19 +156,17 @@ def score_set(repo: Path, question_file: Path, work: Path) -> tuple[list[Scored]
         for name, path, lo, hi in found:
             where.setdefault(name, (path, int(lo), int(hi)))
         for q in questions:
-            # the question file's own sections are its answer key, never a hit (shop keeps it in the repo)
-            hits = [h.symbol for h in idx.search(q.question, limit=K + 3).hits]
-            hits = [h for h in hits if not q.source.endswith("/" + str(h.get("path")))][:K]
-            cg = [next((i for i, h in enumerate(hits, 1) if _gold_hit(g, h, False)), None) for g in q.gold]
-            cg_class = next((i for i, h in enumerate(hits, 1) if any(_gold_hit(g, h, True) for g in q.gold)), None)
+            hits = asked(q, [h.symbol for h in idx.search(q.question, limit=K + 3).hits])[:K]
+            cg = [next((i for i, h in enumerate(hits, 1) if gold_hit(g, h, False)), None) for g in q.gold]
+            cg_class = next((i for i, h in enumerate(hits, 1) if any(gold_hit(g, h, True) for g in q.gold)), None)
             top = [units[i] for i in bm25.top(q.question, K)]
             spans = [where.get(g.name, ("", 0, 0)) if g.name else (g.path, *g.lines) for g in q.gold]
             ranked = [next((r for r, w in enumerate(top, 1) if w.overlaps(*span)), None) for span in spans]
             rows.append(Scored(q, cg, cg_class, ranked))
-    return rows, unanswerable
+    return rows, unanswerable_count(question_file)
 
 
-def _gold_hit(gold: Any, hit: dict[str, Any], containers: bool) -> bool:
+def gold_hit(gold: Any, hit: dict[str, Any], containers: bool) -> bool:
     if gold.name:
         return _matches(gold.name, hit, containers)
     return gold.matches(hit)

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from ingest import fetch_sdist  # noqa: E402
-from results import machine_line, model_line, write_section  # noqa: E402
+from results import machine_line, model_line, write_model_module, write_section  # noqa: E402
 
 from cg.api import open_index, quiet_model_loading  # noqa: E402
 from cg.queries.explain import _relevant, answerability  # noqa: E402
@@ -158,16 +158,14 @@ def main() -> None:
     shipped = fit([r for rows in data.values() for r in rows])
     shipped["fitted_on"] = sorted(data)
     if args.write_model:
-        MODEL_FILE.write_text(
-            '"""Written by benchmarks/refusal.py (``--write-model``); do not edit by hand.\n\n'
+        write_model_module(
+            MODEL_FILE,
+            "Written by benchmarks/refusal.py (``--write-model``); do not edit by hand.\n\n"
             'The logistic model behind explain\'s "Nothing in the index matches" (cg/queries/explain.py,\n'
             "``answerability``): weights of its three features, the intercept, and the probability below which\n"
-            'explain refuses; fitted on every question set named in ``fitted_on``."""\n\n'
-            f"from typing import Any\n\nMODEL: dict[str, Any] = {shipped!r}\n"
+            "explain refuses; fitted on every question set named in ``fitted_on``.",
+            shipped,
         )
-        ruff = Path(sys.executable).parent / "ruff"  # the dev tool, so the written file passes the format check
-        if ruff.exists():
-            subprocess.run([str(ruff), "format", str(MODEL_FILE)], check=False, capture_output=True)
     body = "\n".join(
         [
             machine_line(),

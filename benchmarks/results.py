@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import platform
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -53,6 +55,15 @@ def write_section(title: str, body: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + block
     RESULTS.write_text(text.rstrip("\n") + "\n")
+
+
+def write_model_module(path: Path, docstring: str, model: dict) -> None:
+    """A fitted model shipped as a Python module (``MODEL: dict[str, Any] = {...}``) under ``docstring``,
+    formatted by ruff when the dev tool is there, so the written file passes the format check."""
+    path.write_text(f'"""{docstring}"""\n\nfrom typing import Any\n\nMODEL: dict[str, Any] = {model!r}\n')
+    ruff = Path(sys.executable).parent / "ruff"
+    if ruff.exists():
+        subprocess.run([str(ruff), "format", str(path)], check=False, capture_output=True)
 
 
 def publish(title: str, lines: list[str]) -> None:

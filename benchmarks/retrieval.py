@@ -153,21 +153,30 @@ def per_set(names: list[str]) -> None:
     """The sets in question_sets.SETS whose question file's stem is in ``names`` (all when empty)
     indexed and scored, each saved under benchmarks/data/; then the section written from every set
     saved there, so sets can be scored in separate (parallel) runs and reported together."""
+    from fit_ranker import fold_ranking
     from question_sets import SETS, load_scores, report, save_scores, score_set
 
     work = Path(tempfile.mkdtemp(prefix="cg-sets-"))
+    folds: dict[str, str] = {}
     try:
         for label, fetch, question_file in SETS:
             if names and question_file.stem not in names:
                 continue
             started = time.perf_counter()
-            rows, unanswerable = score_set(fetch(), question_file, work)
+            # a learned default ranks each set with weights fitted without it (benchmarks/fit_ranker.py)
+            ranking, folds[label] = (
+                (None, "") if Ranking.default().fusion != "learned" else fold_ranking(question_file.stem)
+            )
+            rows, unanswerable = score_set(fetch(), question_file, work, ranking)
             save_scores(question_file, rows, unanswerable)
             print(label, f"{time.perf_counter() - started:.0f}s", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results = [(label, *saved) for label, _, question_file in SETS if (saved := load_scores(question_file))]
     lines = [machine_line(), "", *report(results)]
+    if any(folds.values()):
+        done = "; ".join(f"{k}: {v}" for k, v in folds.items())
+        lines += ["", f"Learned ranking per set, scored in this run: {done}."]
     print("\n".join(lines), flush=True)
     write_section("Retrieval per question set (benchmarks/retrieval.py --sets)", "\n".join(lines))
 

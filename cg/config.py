@@ -54,7 +54,10 @@ class Settings:
     jedi_budget: float = 30.0  # seconds per file before its remaining sites fall back to names
     # retrieval
     chunk_tokens: int = 256  # per unit, in the embedding model's tokens (MiniLM sees 256)
-    fusion: str = "score"  # score (weighted sum of normalised arm scores) or rrf; see cg/queries/search.py
+    # score (weighted sum of normalised arm scores, then the priors below), learned (score fusion's
+    # pool ordered by the learned model, cg/queries/ranker_model.py, in place of the priors) or rrf;
+    # see cg/queries/search.py and benchmarks/RESULTS.md for why score stays the default
+    fusion: str = "score"
     rrf_k: int = 60  # RRF's k, with fusion = "rrf"
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
@@ -199,8 +202,8 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
     settings = replace(Settings(repo=repo), **values)
     if settings.resolver not in ("jedi", "name"):
         raise ConfigError(f"unknown resolver {settings.resolver!r} (use jedi or name)")
-    if settings.fusion not in ("score", "rrf"):
-        raise ConfigError(f"unknown fusion {settings.fusion!r} (use score or rrf)")
+    if settings.fusion not in ("learned", "score", "rrf"):
+        raise ConfigError(f"unknown fusion {settings.fusion!r} (use learned, score or rrf)")
     if settings.embed_backend not in ("torch", "onnx"):
         raise ConfigError(f"unknown embed_backend {settings.embed_backend!r} (use torch or onnx)")
     if not settings.embed_precision:

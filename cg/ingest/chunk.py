@@ -94,6 +94,13 @@ _LITERAL = re.compile(
     r"|`([^`\n]*)`"
 )
 
+# A message written as adjacent literals over several lines (Python's implicit concatenation, or
+# ``+`` in Go, JavaScript, Java): a line that ends with a literal (a comment may follow) and the next
+# that starts with one (after a ``+`` or a string prefix) hold one literal, so the phrase a user saw
+# is matched whole. A comma between them makes two (the items of a list).
+_OPEN_END = re.compile(r"\s*(?:\+|\\)?\s*(?:#.*|//.*)?")
+_CONTINUED = re.compile(r"\s*\+?\s*[rRbBuUfF]{0,2}")
+
 
 def string_literals(sym: Symbol, children: Sequence[Symbol] = ()) -> list[str]:
     """The string literals of a definition's own code, in order, without those of the definitions
@@ -107,14 +114,15 @@ def string_literals(sym: Symbol, children: Sequence[Symbol] = ()) -> list[str]:
         for line in range(child.start_line - sym.start_line, child.end_line - sym.start_line + 1)
     }
     found: list[str] = []
+    open_end = False  # the previous line ended with a literal the next line's first one may continue
     for number, line in enumerate(lines):
-        if number in nested:
-            continue
-        for match in _LITERAL.finditer(line):
-            text = next(g for g in match.groups() if g is not None)
-            if re.search(r"[A-Za-z]{2}", text):
-                found.append(text)
-    return found
+        matches = [] if number in nested else list(_LITERAL.finditer(line))
+        texts = [next(g for g in m.groups() if g is not None) for m in matches]
+        if texts and open_end and found and _CONTINUED.fullmatch(line[: matches[0].start()]):
+            found[-1] += texts.pop(0)  # "must be declared as a " "Field instance": one message
+        found.extend(texts)
+        open_end = bool(matches) and _OPEN_END.fullmatch(line[matches[-1].end() :]) is not None
+    return [text for text in found if re.search(r"[A-Za-z]{2}", text)]
 
 
 def literal_text(sym: Symbol, children: Sequence[Symbol] = ()) -> str:

@@ -15,17 +15,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from cg.config import Settings
 from cg.embed import Embedder
 from cg.lexical import analyze, analyze_query
+from cg.queries.ranker_model import MODEL as RANKER_MODEL
 
-FUSIONS = ("score", "rrf")
+FUSIONS = ("learned", "score", "rrf")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`|(?<!\w)'([^']+)'(?!\w)")
-_QUOTED_PHRASE = re.compile(r"\"[^\"]*\s[^\"]*\"")  # a quoted string with a space: a message, not a name
+# a quoted string with a space: a message, not a name (the names inside it are the message's too)
+_QUOTED_PHRASE = re.compile(r"\"[^\"]*\s[^\"]*\"|(?<!\w)'[^']*\s[^']*'(?!\w)")
 # A question that says which side of a sync/async API it means ("with a sync Client", "the async
 # transport", "a plain (non-async) generator"); "blocking" counts as sync.
 _SYNC = re.compile(r"\bnon-async\b|\bsync(?:hronous(?:ly)?)?\b|\bblocking\b", re.I)
@@ -43,7 +46,9 @@ _CHANGE = (
     r"|touch(?:ed)?)"
 )
 _IMPACT = re.compile(
+    # the verb has an object ("which tests use X"), not a clause's end ("which fields a schema uses?")
     r"\b(?:what|who|which\b[\w\s]{0,30}?)\s+(?:else\s+)?(?:calls?|uses?|invokes?|depends?\s+on|consumes?|relies\s+on)\b"
+    r"(?=\s*[\w\"'`(<])"
     r"|\bcall(?:er|ers|ing)\s+(?:of|to)\b|\bcall\s+sites?\b|\busages?\s+of\b"
     r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:used|called|invoked)\b"
     rf"|\b(?:break|breaks|broken|affected|affects?|impact(?:ed)?)\b.{{0,60}}\b{_CHANGE}\b"
@@ -162,14 +167,16 @@ class Query:
 
 @dataclass(frozen=True)
 class Ranking:
-    """How hits are fused and weighed: the fusion (score or rrf), RRF's k, each arm's weight
-    (lexical, vector, doc, graph) and the priors' factors (tests, examples, modules, containers,
-    sync_async)."""
+    """How hits are fused and weighed: the fusion (learned, score or rrf), RRF's k, each arm's weight
+    (lexical, vector, doc, graph), the priors' factors (tests, examples, modules, containers,
+    sync_async), and with ``learned`` the model that orders the score-fused pool in their place
+    (cg/queries/ranker_model.py, written by benchmarks/fit_ranker.py)."""
 
     fusion: str
     rrf_k: int
     weights: Mapping[str, float]
     priors: Mapping[str, float]
+    model: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -179,6 +186,7 @@ class Ranking:
     def from_settings(cls, settings: Settings) -> Ranking:
         return cls(
             fusion=settings.fusion,
+            model=RANKER_MODEL if settings.fusion == "learned" else None,
             rrf_k=settings.rrf_k,
             weights={
                 "lexical": settings.weight_lexical,
@@ -201,8 +209,14 @@ class Ranking:
         return _default_ranking()
 
     def with_fusion(self, fusion: str) -> Ranking:
-        """The same weights and priors fused by ``fusion`` (score or rrf)."""
-        return replace(self, fusion=fusion)
+        """The same weights and priors fused by ``fusion`` (learned, score or rrf); ``learned`` takes the
+        shipped model unless this ranking has one."""
+        model = (self.model or RANKER_MODEL) if fusion == "learned" else None
+        return replace(self, fusion=fusion, model=model)
+
+    def with_model(self, model: Mapping[str, Any]) -> Ranking:
+        """Learned fusion with ``model`` (a fold's weights, in benchmarks/fit_ranker.py)."""
+        return replace(self, fusion="learned", model=model)
 
     def without_graph(self) -> Ranking:
         """The text arms alone: the graph arm's weight set to 0."""

@@ -35,7 +35,7 @@ from typing import Any
 from cg.embed import Embedder
 from cg.graph.store import GraphReader
 from cg.lexical import analyze, split_identifier
-from cg.model import edge_rank
+from cg.model import ResolvedBy, edge_rank
 from cg.queries.expand import expand
 from cg.queries.lookup import citation, is_example, is_test
 from cg.queries.query import Query, Ranking
@@ -188,27 +188,34 @@ def vector_ranking(
     return _ordered(vector_scores(store, embedding, sources))
 
 
-def score_fusion(
-    arms: dict[str, dict[str, float]], weights: Mapping[str, float], floors: dict[str, float] | None = None
-) -> list[tuple[str, float, dict[str, int]]]:
-    """Weighted sum of each arm's normalised score: ``(score - floor) / (best - floor)``, clipped at
-    0, with ``floor`` 0 unless given (the cosine arms pass their pool's last score). A candidate an arm
-    did not score gets 0 from it. ``ranks`` records each arm's 1-based rank, as RRF does."""
+def arm_shares(
+    arms: dict[str, dict[str, float]], floors: dict[str, float] | None = None
+) -> dict[str, dict[str, float]]:
+    """Each arm's scores normalised: ``(score - floor) / (best - floor)``, clipped at 0, with ``floor``
+    0 unless given (the cosine arms pass their pool's last score); an arm whose scores are all equal
+    gives 0 to each."""
     floors = floors or {}
-    fused: dict[str, float] = {}
-    ranks: dict[str, dict[str, int]] = {}
+    shares: dict[str, dict[str, float]] = {}
     for arm, scores in arms.items():
         if not scores:
             continue
         floor = floors.get(arm, 0.0)
         span = max(scores.values()) - floor
-        for rank, doc in enumerate(_ordered(scores), start=1):
+        shares[arm] = {doc: max(0.0, (score - floor) / span) if span > 0 else 0.0 for doc, score in scores.items()}
+    return shares
+
+
+def score_fusion(
+    arms: dict[str, dict[str, float]], weights: Mapping[str, float], floors: dict[str, float] | None = None
+) -> list[tuple[str, float, dict[str, int]]]:
+    """Weighted sum of each arm's normalised score (``arm_shares``). A candidate an arm did not score
+    gets 0 from it. ``ranks`` records each arm's 1-based rank, as RRF does."""
+    fused: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for arm, shares in arm_shares(arms, floors).items():
+        for rank, doc in enumerate(_ordered(arms[arm]), start=1):
             ranks.setdefault(doc, {})[arm] = rank
-            if span > 0:
-                share = max(0.0, (scores[doc] - floor) / span)
-                fused[doc] = fused.get(doc, 0.0) + weights.get(arm, 1.0) * share
-            else:
-                fused.setdefault(doc, 0.0)
+            fused[doc] = fused.get(doc, 0.0) + weights.get(arm, 1.0) * shares[doc]
     ordered = sorted(fused.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
     return [(doc, round(score, 9), ranks[doc]) for doc, score in ordered]
 
@@ -225,34 +232,19 @@ def search(
     ranking: Ranking | None = None,
     kinds: tuple[str, ...] | None = None,
 ) -> list[Hit]:
-    """The ``limit`` best definitions for ``query``: both arms fused, the graph arm, the priors, and
-    the definitions the query names exactly pinned first; ``ranking`` defaults to the settings' defaults."""
+    """The ``limit`` best definitions for ``query``: both arms fused, the graph arm, then the priors
+    (or, with ``fusion = "learned"``, the learned combination of every feature, ``rank_features``),
+    and the definitions the query names exactly pinned first; ``ranking`` defaults to the settings'
+    defaults."""
     query = Query.of(query).with_vector(embedder)
     ranking = ranking or Ranking.default()
-    weights = ranking.weights
-    arms = {
-        "lexical": lexical_scores(store, query),
-        "vector": vector_scores(store, query.embedding),
-        "doc": vector_scores(store, query.embedding, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
-    }
-    arms = {
-        arm: scores if arm == "lexical" and ranking.fusion == "score" else _top(scores, CANDIDATES)
-        for arm, scores in arms.items()
-        if weights.get(arm, 1.0) > 0
-    }
-    if ranking.fusion == "rrf":
-        fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, ranking.rrf_k)
+    pool, symbols, features, literals = candidates(store, query, limit, ranking)
+    if features is not None and ranking.model:
+        pool = learned_order(pool, features, ranking.model)
     else:
-        floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
-        _complete_cosines(store, query.embedding, arms)
-        fused = score_fusion(arms, weights, floors)
-    if weights.get("graph", 0.0) > 0:
-        fused = propagate(store, fused, weights["graph"])
-    pool = fused[: max(limit * 3, PRIOR_POOL)]
-    symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
-    pool = apply_priors(query, pool, symbols, ranking.priors)
+        pool = apply_priors(query, pool, symbols, ranking.priors)
     fused = _pin_exact(store, query, pool, symbols, _config_answers(store, query, symbols))
-    fused = _pin_literals(store, query, fused, symbols)
+    fused = _pin_literals(store, query, fused, symbols, literals)
     if query.intent == "impact":
         fused = _impact_first(store, query, fused, symbols)
     hits: list[Hit] = []
@@ -273,6 +265,176 @@ def search(
     return hits
 
 
+Candidates = tuple[
+    list[tuple[str, float, dict[str, int]]],  # the fused pool, best first
+    dict[str, dict[str, Any]],  # its definitions' summaries
+    dict[str, dict[str, float]] | None,  # id -> features (score fusion only)
+    dict[str, float] | None,  # the string-literal matches (score fusion only)
+]
+
+
+def candidates(
+    store: GraphReader, query: Query, limit: int, ranking: Ranking, with_features: bool = False
+) -> Candidates:
+    """The pool the ranking orders: the arms fused (score or RRF) and the graph arm, the first
+    ``max(3 * limit, PRIOR_POOL)``, and each candidate's features (``rank_features``) when the ranking
+    has a learned model or ``with_features`` asks (benchmarks/fit_ranker.py): the hand-set ranking
+    does not pay for them."""
+    weights = ranking.weights
+    arms = {
+        "lexical": lexical_scores(store, query),
+        "vector": vector_scores(store, query.embedding),
+        "doc": vector_scores(store, query.embedding, DOCSTRINGS) if weights.get("doc", 0.0) > 0 else {},
+    }
+    arms = {
+        arm: scores if arm == "lexical" and ranking.fusion != "rrf" else _top(scores, CANDIDATES)
+        for arm, scores in arms.items()
+        if weights.get(arm, 1.0) > 0
+    }
+    shares: dict[str, dict[str, float]] | None = None
+    if ranking.fusion == "rrf":
+        fused = rrf({arm: _ordered(scores) for arm, scores in arms.items()}, weights, ranking.rrf_k)
+    else:
+        floors = {arm: min(scores.values()) for arm, scores in arms.items() if arm != "lexical" and scores}
+        _complete_cosines(store, query.embedding, arms)
+        shares = arm_shares(arms, floors)
+        fused = score_fusion(arms, weights, floors)
+    lift: dict[str, float] = {}
+    if weights.get("graph", 0.0) > 0:
+        lift = graph_lift(store, fused)
+        fused = propagate(store, fused, weights["graph"])
+    pool = fused[: max(limit * 3, PRIOR_POOL)]
+    if shares is None or not (ranking.model or with_features):
+        return pool, store.symbols([doc for doc, _, _ in pool], with_text=False), None, None
+    literals = literal_matches(store, query)
+    inside = {doc for doc, _, _ in pool}
+    pool += [(doc, 0.0, {}) for doc in sorted(literals) if doc not in inside]  # a partial match still competes
+    symbols = store.symbols([doc for doc, _, _ in pool], with_text=False)
+    best = max((score for _, score, _ in fused[:1]), default=0.0) or 1.0
+    lift = {doc: value / best for doc, value in lift.items()}
+    return pool, symbols, rank_features(store, query, pool, symbols, shares, lift, literals, ranking.priors), literals
+
+
+# What the learned ranking weighs, per candidate (``rank_features``); every one is 0 when it does not
+# apply. The arms' normalised scores, the hand-set ranking's score (score fusion, the graph arm and
+# the priors' factors, as a share of its first hit's; its priors multiply, which a sum cannot), the
+# graph arm's lift, the string-literal match; the priors as
+# flags; and the graph around the candidate: how many definitions call it (log), how many of the first
+# LINK_HITS fused hits it calls or is called by, whether it sits between two of them (called by one,
+# calling another: a link in the chain a flow question asks about), and the confidence of the most
+# trusted edge joining it to one of them (cg.model.ResolvedBy).
+FEATURES = (
+    "lexical",
+    "vector",
+    "fused",
+    "graph",
+    "literal",
+    "test",
+    "example",
+    "module",
+    "container",
+    "class",
+    "other_side",
+    "callers",
+    "linked",
+    "between",
+    "link_confidence",
+)
+LINK_HITS = 10
+
+
+def rank_features(
+    store: GraphReader,
+    query: Query,
+    pool: list[tuple[str, float, dict[str, int]]],
+    symbols: dict[str, dict[str, Any]],
+    shares: dict[str, dict[str, float]],
+    lift: dict[str, float],
+    literals: dict[str, float],
+    priors: Mapping[str, float],
+) -> dict[str, dict[str, float]]:
+    """Definition id -> its FEATURES, for every candidate in ``pool`` (fused best first)."""
+    ids = [doc for doc, _, _ in pool]
+    hits = set(ids[:LINK_HITS])
+    callers = store.caller_counts(ids)
+    calls_hit: dict[str, set[str]] = {}  # candidate -> the hits it calls
+    called_by_hit: dict[str, set[str]] = {}  # candidate -> the hits that call it
+    confidence: dict[str, float] = {}
+    for row in store.calls(list(hits), "out"):  # hit -> candidate, and candidate -> hit when both are hits
+        if row.dst in hits or row.dst in symbols:
+            called_by_hit.setdefault(row.dst, set()).add(row.src)
+            calls_hit.setdefault(row.src, set()).add(row.dst)
+            edge = _edge_confidence(row.resolved_by)
+            for end in (row.src, row.dst):
+                confidence[end] = max(confidence.get(end, 0.0), edge)
+    for row in store.calls(list(hits), "in"):  # candidate -> hit
+        if row.src in symbols and row.src not in hits:
+            calls_hit.setdefault(row.src, set()).add(row.dst)
+            confidence[row.src] = max(confidence.get(row.src, 0.0), _edge_confidence(row.resolved_by))
+    ranked = apply_priors(query, pool, symbols, priors)  # the hand-set ranking's score, the first's = 1
+    top = max((score for _, score, _ in ranked[:1]), default=0.0) or 1.0
+    fused = {doc: max(score, 0.0) / top for doc, score, _ in ranked}
+    out: dict[str, dict[str, float]] = {}
+    for doc in ids:
+        sym = symbols.get(doc) or {}
+        lexical = shares.get("lexical", {}).get(doc, 0.0)
+        vector = shares.get("vector", {}).get(doc, 0.0)
+        up, down = called_by_hit.get(doc, set()) - {doc}, calls_hit.get(doc, set()) - {doc}
+        test = bool(sym) and not query.about_tests and is_test(sym)
+        kind = sym.get("kind")
+        container = kind == "class" and any(other.startswith(doc + ".") for other in ids)
+        out[doc] = {
+            "lexical": lexical,
+            "vector": vector,
+            "fused": fused.get(doc, 0.0),
+            "graph": lift.get(doc, 0.0),
+            "literal": literals.get(doc, 0.0),
+            "test": float(test),
+            "example": float(bool(sym) and not test and is_example(sym)),
+            "module": float(kind in ("module", "config")),
+            "container": float(container),
+            "class": float(kind in ("class", "struct", "interface") and not container),
+            "other_side": float(bool(sym) and query.async_side is not None and is_async(sym) != query.async_side),
+            "callers": math.log1p(callers.get(doc, 0)),
+            "linked": min(len(up | down), 3) / 3,
+            "between": float(bool(up) and bool(down) and up != down),
+            "link_confidence": confidence.get(doc, 0.0) if up | down else 0.0,
+        }
+    return out
+
+
+def _edge_confidence(resolved_by: str) -> float:
+    try:
+        return ResolvedBy(resolved_by).confidence
+    except ValueError:
+        return 0.5
+
+
+def learned_score(features: Mapping[str, float], model: Mapping[str, Any]) -> float:
+    """The learned model's score of a candidate: the weighted sum of its features (weights written
+    by benchmarks/fit_ranker.py). Fitted pairwise, the difference of two candidates' scores is the
+    log-odds that the first is the better answer."""
+    coef = model["coef"]
+    return float(model.get("intercept", 0.0)) + sum(
+        float(coef.get(name, 0.0)) * value for name, value in features.items()
+    )
+
+
+def learned_order(
+    pool: list[tuple[str, float, dict[str, int]]], features: dict[str, dict[str, float]], model: Mapping[str, Any]
+) -> list[tuple[str, float, dict[str, int]]]:
+    """The pool re-scored by ``learned_score``, best first (ties by id). A hit's score is
+    ``exp(its score - the best's)``: the odds that it is a better answer than the first hit, 1 for the
+    first, so that explain can weigh its seeds by their share of the first's, as it does with score
+    fusion's scores."""
+    if not pool:
+        return pool
+    raw = {doc: learned_score(features[doc], model) for doc, _, _ in pool}
+    best = max(raw.values())
+    scored = [(doc, round(math.exp(max(raw[doc] - best, -60.0)), 9), ranks) for doc, _, ranks in pool]
+    return sorted(scored, key=lambda item: (-item[1], -raw[item[0]], item[0]))
+
+
 def propagate(
     store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], weight: float, seeds: int = GRAPH_SEEDS
 ) -> list[tuple[str, float, dict[str, int]]]:
@@ -290,19 +452,28 @@ def propagate(
     for weights from 0.1 to 0.3 and 3 to 10 seeds; ``weight_graph`` in config, 0 turns it off."""
     scores = {doc: score for doc, score, _ in fused}
     ranks = {doc: dict(r) for doc, _, r in fused}
-    top = [doc for doc, _, _ in fused[:seeds]]
-    lift: dict[str, float] = {}
-    for direction in ("out", "in"):
-        for row in store.calls(top, direction):
-            origin, other = (row.src, row.dst) if direction == "out" else (row.dst, row.src)
-            if row.other_label != "Symbol" or other == origin or is_test(row.other):
-                continue
-            lift[other] = max(lift.get(other, 0.0), scores[origin])
+    lift = graph_lift(store, fused, seeds)
     for rank, doc in enumerate(_ordered(lift), start=1):
         scores[doc] = scores.get(doc, 0.0) + weight * lift[doc]
         ranks.setdefault(doc, {})["graph"] = rank
     ordered = sorted(scores.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
     return [(doc, round(score, 9), ranks.get(doc, {})) for doc, score in ordered]
+
+
+def graph_lift(
+    store: GraphReader, fused: list[tuple[str, float, dict[str, int]]], seeds: int = GRAPH_SEEDS
+) -> dict[str, float]:
+    """Each direct caller or callee (in the repository, not a test) of the first ``seeds`` fused hits
+    -> the best fused score among the seeds it is next to (``propagate``'s lift)."""
+    scores = {doc: score for doc, score, _ in fused[:seeds]}
+    lift: dict[str, float] = {}
+    for direction in ("out", "in"):
+        for row in store.calls(list(scores), direction):
+            origin, other = (row.src, row.dst) if direction == "out" else (row.dst, row.src)
+            if row.other_label != "Symbol" or other == origin or is_test(row.other):
+                continue
+            lift[other] = max(lift.get(other, 0.0), scores[origin])
+    return lift
 
 
 def _top(scores: dict[str, float], count: int) -> dict[str, float]:
@@ -463,7 +634,7 @@ def _pinned_first(
 
 def literal_matches(store: GraphReader, query: Query) -> dict[str, float]:
     """Definition id -> how much of a phrase the question quotes one of its string literals holds:
-    the longest run of the phrase's words found in order in one literal, as a share of the phrase
+    the share of the phrase's words found in order in one literal (``_in_order``)
     (the best over the phrases), for the definitions at or above ``PHRASE_COVERAGE``. Candidates
     come from the literal field's own full-text index, so a message's common words ("no such
     command") do not drown in every definition that uses them."""
@@ -473,14 +644,21 @@ def literal_matches(store: GraphReader, query: Query) -> dict[str, float]:
         pool = [doc for doc, _ in store.fulltext(" ".join(dict.fromkeys(words)), LEXICAL_POOL, "Symbol", "literals")]
         for doc, text in store.lexical_docs(pool, "Symbol", "literals").items():
             for literal in text.splitlines():
-                tokens = literal.split()
-                run = SequenceMatcher(None, words, tokens, autojunk=False).find_longest_match(
-                    0, len(words), 0, len(tokens)
-                )
-                share = run.size / len(words)
-                if run.size >= 2 and share >= PHRASE_COVERAGE and share > best.get(doc, 0.0):
+                share = _in_order(words, literal.split())
+                if share >= PHRASE_COVERAGE and share > best.get(doc, 0.0):
                     best[doc] = share
     return best
+
+
+def _in_order(words: list[str], tokens: list[str]) -> float:
+    """The share of ``words`` found in ``tokens`` in the same order (difflib's matching blocks, the
+    standard library's longest-common-subsequence-like matcher), when one run holds at least two of
+    them; else 0. A message's variable part ("Class with name 'AuthorSchema' was not found" against
+    the f-string's "Class with name {classname!r} was not found") breaks the run, not the match."""
+    blocks = SequenceMatcher(None, words, tokens, autojunk=False).get_matching_blocks()
+    if not words or max((b.size for b in blocks), default=0) < 2:
+        return 0.0
+    return sum(b.size for b in blocks) / len(words)
 
 
 def _pin_literals(
@@ -488,18 +666,85 @@ def _pin_literals(
     query: Query,
     fused: list[tuple[str, float, dict[str, int]]],
     symbols: dict[str, dict[str, Any]],
+    matches: dict[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, int]]]:
-    """The definitions whose string literals hold a phrase the question quotes ("Error: No such
-    command", "Did you mean") pinned first: the fullest match first, library code before tests and
-    examples (which assert on or print the same message), then in fused order."""
-    matches = literal_matches(store, query)
+    """The library definitions holding the fullest match of a phrase the question quotes ("Error: No
+    such command", "Did you mean") pinned first, in fused order. Tests and examples that assert on or
+    print the same message are not pinned (unless the question is about tests), nor are weaker
+    partial matches: pinned, a dozen tests holding "Missing data for required field." pushed the
+    method that raises it out of the first ten (marshmallow's set); they keep their fused place, and
+    the learned ranking weighs their match as one feature among the others."""
+    matches = literal_matches(store, query) if matches is None else matches
     if not matches:
         return fused
     symbols.update(store.symbols([doc for doc in matches if doc not in symbols], with_text=False))
-    order = {doc: i for i, (doc, _, _) in enumerate(fused)}
     side = lambda doc: is_test(symbols[doc]) or is_example(symbols[doc]) if doc in symbols else True  # noqa: E731
-    pinned = sorted(matches, key=lambda doc: (-matches[doc], side(doc), order.get(doc, len(order)), doc))
+    library = {doc: share for doc, share in matches.items() if query.about_tests or not side(doc)}
+    if not library:
+        return fused
+    best = max(library.values())
+    order = {doc: i for i, (doc, _, _) in enumerate(fused)}
+    pinned = sorted(
+        (doc for doc, share in library.items() if share >= best), key=lambda d: (order.get(d, len(order)), d)
+    )
+    pinned = _users_first(store, query, pinned, symbols, order)
     return _pinned_first(fused, pinned, "literal", keep_order=True)
+
+
+# A message kept in a class's table rather than where it is raised: ``default_message = "Must be one
+# of: {choices}."`` (read as ``self.default_message``) or ``"required": "Missing data for required
+# field."`` in an ``error_messages`` dict (raised as ``self.make_error("required")``). The name before
+# the message, on the line that holds it.
+_SLOT = re.compile(r"""^\s*(?:(?P<attr>[A-Za-z_]\w*)\s*(?::[^=]*)?=|["'](?P<key>[\w.-]+)["']\s*:)""")
+
+
+def message_slot(text: str, phrase: str) -> tuple[str, str] | None:
+    """Where a class keeps a message: ("attr", name) for a class attribute assigned it, ("key", key)
+    for a mapping entry holding it, on the first line of ``text`` whose literals hold most of
+    ``phrase``'s words in order; None when no such line names it."""
+    words = analyze(phrase)
+    for line in text.splitlines():
+        if _in_order(words, analyze(line)) >= PHRASE_COVERAGE:
+            slot = _SLOT.match(line)
+            if slot:
+                return ("attr", slot["attr"]) if slot["attr"] else ("key", slot["key"])
+    return None
+
+
+def _users_first(
+    store: GraphReader, query: Query, pinned: list[str], symbols: dict[str, dict[str, Any]], order: dict[str, int]
+) -> list[str]:
+    """Each pinned class that keeps the quoted message in a table (``message_slot``) preceded by its
+    own methods that read that attribute or name that key: the question asks where the message is
+    raised or produced, and that is the method, not the table. Without such a method the class stays."""
+    classes = [doc for doc in pinned if (symbols.get(doc) or {}).get("kind") == "class"]
+    if not classes:
+        return pinned
+    texts = store.symbols(classes, with_text=True)
+    out: list[str] = []
+    for doc in pinned:
+        slots = {
+            slot for phrase in query.phrases if (slot := message_slot(texts.get(doc, {}).get("text") or "", phrase))
+        }
+        if doc in classes and slots:
+            members = [m["id"] for m in store.members([doc]) if m.get("kind") in ("method", "function")]
+            bodies = store.symbols(members, with_text=True)
+            uses = [
+                m
+                for m in members
+                if any(_reads(bodies.get(m, {}).get("text") or "", kind, name) for kind, name in slots)
+            ]
+            out += sorted((m for m in uses if m not in out), key=lambda m: (order.get(m, len(order)), m))
+        if doc not in out:
+            out.append(doc)
+    return out
+
+
+def _reads(text: str, kind: str, name: str) -> bool:
+    """A method's text reads the attribute (``self.name``, ``cls.name``) or names the key (``"name"``)."""
+    if kind == "attr":
+        return re.search(rf"\b(?:self|cls|type\(self\))\.{re.escape(name)}\b", text) is not None
+    return re.search(rf"""["']{re.escape(name)}["']""", text) is not None
 
 
 def _impact_first(

@@ -8,7 +8,7 @@ import pytest
 
 from cg.ingest.chunk import chunk_file, string_literals
 from cg.queries.query import INTENTS, Query, Ranking
-from cg.queries.search import apply_priors, search
+from cg.queries.search import apply_priors, message_slot, search
 
 from ..ingest.helpers import extract_source
 
@@ -31,6 +31,9 @@ VALIDATE_COUPON = "shop/billing/coupons.py::validate_coupon"
         ("what happens after a card charge fails, does it get retried?", "flow"),
         ("how does a subscription roll over into its next billing period?", "flow"),
         ("where does an invoice get its payment due date?", "location"),
+        # "uses" ends a clause here, it has no object: where something is done, not who depends on it
+        ("where are the coupon rules applied to decide which discount an invoice uses?", "location"),
+        ("which tests use StripeGateway?", "impact"),
     ],
 )
 def test_a_question_is_parsed_once_with_its_intent(text, intent):
@@ -78,6 +81,43 @@ def test_string_literals_of_a_definition_are_its_own(ctx):
     assert string_literals(symbols["redeem"]) == ["coupon {code!r} has reached its redemption limit"]
     assert string_literals(symbols["Coupons"], children) == ["coupon book"]  # not its method's message
     assert symbols["redeem"].literals == "coupon code r has reached its redemption limit"
+
+
+def test_a_message_split_over_adjacent_literals_is_one_literal():
+    source = (
+        "def bind_field(field_name, field_obj):\n"
+        "    if isinstance(field_obj, type):\n"
+        "        msg = (\n"
+        "            f'Field for \"{field_name}\" must be declared as a '\n"
+        '            "Field instance, not a class. "\n'
+        "            f'Did you mean \"fields.{field_obj.__name__}()\"?'  # type: ignore\n"
+        "        )\n"
+        "        raise TypeError(msg)\n"
+        "    return ['first name', 'last name',\n"
+        "            'email']\n"
+    )
+    sym = next(s for s in chunk_file(extract_source("shop/forms/binding.py", source)).symbols if s.name == "bind_field")
+    assert string_literals(sym) == [
+        'Field for "{field_name}" must be declared as a Field instance, not a class. '
+        'Did you mean "fields.{field_obj.__name__}()"?',
+        "first name",
+        "last name",
+        "email",  # a comma between them: the items of a list, not one message
+    ]
+
+
+def test_a_message_kept_in_a_class_table_is_found_where_it_is_read():
+    # marshmallow keeps its messages in class tables; the method that raises one names its key
+    table = 'class Field:\n    default_error_messages = {\n        "required": "Missing data for required field.",\n'
+    assert message_slot(table, "Missing data for required field") == ("key", "required")
+    attribute = 'class OneOf(Validator):\n    default_message = "Must be one of: {choices}."\n'
+    assert message_slot(attribute, "Must be one of: {choices}") == ("attr", "default_message")
+    assert message_slot(attribute, "Not a valid URL") is None
+
+
+def test_identifiers_inside_a_quoted_message_are_the_message():
+    query = Query.parse("what raises 'must be declared as a Field instance. Did you mean \"fields.String()\"?'")
+    assert query.identifiers == () and query.phrases
 
 
 @pytest.mark.parametrize(
