@@ -8,8 +8,12 @@ agree on it. It is taken in one transaction that first write-locks the node (``S
 documented guard against lost updates), then takes it only if it is free, expired or already ours; a
 heartbeat thread renews it while the run lasts and the run releases it at the end. A writer that
 crashed stops renewing, so its lease runs out and the next run takes it over; one that crashed on the
-same machine (same boot, same pid namespace, its pid gone) is taken over at once. Writers of different
-repositories hold different nodes and never wait for each other.
+same machine (same boot, same pid namespace, its pid gone) is taken over at once. On the same machine
+the pid decides both ways: a holder whose process still runs keeps its lease even when a renewal came
+late (a heartbeat starved on a loaded machine, or a server paused for garbage collection, must not let a
+second writer in beside a live one: that writer would then find at its commit that the lease had
+passed, or worse, both would write). Expiry alone frees a lease only for a holder elsewhere, whose pid
+cannot be checked. Writers of different repositories hold different nodes and never wait for each other.
 
 A second writer of the same repository fails at once in one line naming the holder and when its lease
 runs out, or with ``--wait`` polls until it is free or the wait is over. A holder whose heartbeat was
@@ -34,7 +38,8 @@ LOCK_CONSTRAINT = "CREATE CONSTRAINT indexlock_repo_unique IF NOT EXISTS FOR (l:
 TAKE = (
     "MERGE (l:IndexLock {repo: $repo}) SET l._lock = true"
     " WITH l, timestamp() AS now"
-    " WITH l, now, (l.token IS NULL OR l.token = $token OR l.expires < now) AS free"
+    " WITH l, now, (l.token IS NULL OR l.token = $token"
+    " OR (l.expires < now AND ($space = '' OR coalesce(l.space, '') <> $space))) AS free"
     " SET l.token = CASE WHEN free THEN $token ELSE l.token END,"
     " l.host = CASE WHEN free THEN $host ELSE l.host END,"
     " l.pid = CASE WHEN free THEN $pid ELSE l.pid END,"
@@ -44,10 +49,19 @@ TAKE = (
     " RETURN free, l.host, l.pid, l.expires - now, l.space, l.token"
 )
 # A holder that died on this very machine: taken over at once, but only from that holder (its token).
+# Write-locked before the token is compared, as TAKE is: two writers that both saw the dead holder
+# must not both take it over (without the lock both matched the stale token and both returned true; the
+# later SET won, and the earlier writer ran on, found at its commit that the lease was another's).
 TAKE_OVER = (
-    "MATCH (l:IndexLock {repo: $repo}) WHERE l.token = $stale"
-    " SET l.token = $token, l.host = $host, l.pid = $pid, l.space = $space, l.expires = timestamp() + $ms"
-    " RETURN true"
+    "MATCH (l:IndexLock {repo: $repo}) SET l._lock = true"
+    " WITH l, l.token = $stale AS stale"
+    " SET l.token = CASE WHEN stale THEN $token ELSE l.token END,"
+    " l.host = CASE WHEN stale THEN $host ELSE l.host END,"
+    " l.pid = CASE WHEN stale THEN $pid ELSE l.pid END,"
+    " l.space = CASE WHEN stale THEN $space ELSE l.space END,"
+    " l.expires = CASE WHEN stale THEN timestamp() + $ms ELSE l.expires END"
+    " REMOVE l._lock"
+    " RETURN stale"
 )
 RENEW = (
     "MATCH (l:IndexLock {repo: $repo}) WHERE l.token = $token"
@@ -135,7 +149,8 @@ class Lease:
             return None
         holder = Holder(str(host), int(pid), max(0.0, remaining_ms / 1000), str(space or ""), str(token))
         if self.space and holder.space == self.space and _dead(holder.pid):
-            if self._run(TAKE_OVER, {**params, "stale": holder.token}):
+            taken = self._run(TAKE_OVER, {**params, "stale": holder.token})
+            if taken and taken[0][0]:
                 return None
         return holder
 
@@ -149,10 +164,13 @@ class Lease:
         while (holder := self.try_take()) is not None:
             if time.monotonic() >= deadline:
                 waited = f" after waiting {self.wait:g} s" if self.wait else ""
+                if holder.remaining > 0 or holder.space != self.space:
+                    when = f"its lease runs out in {holder.remaining:.0f} s unless renewed"
+                else:  # expired, but its process is alive on this machine: a stuck run, not a dead one
+                    when = f"its lease was not renewed, but pid {holder.pid} still runs (stop it if it is stuck)"
                 raise LeaseHeld(
                     f"repository {self.repo!r} is being indexed by pid {holder.pid} on {holder.host}{waited};"
-                    f" its lease runs out in {holder.remaining:.0f} s unless renewed"
-                    + ("" if self.wait else " (or wait for it with --wait SECONDS)")
+                    f" {when}" + ("" if self.wait else " (or wait for it with --wait SECONDS)")
                 )
             time.sleep(min(self.poll, max(0.0, deadline - time.monotonic())))
         self._thread = threading.Thread(target=self._heartbeat, name=f"cg-lease-{self.repo}", daemon=True)

@@ -4,6 +4,8 @@ every shared statement seeks an index by repository, and a writer holds its repo
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -195,12 +197,65 @@ def test_a_waiting_writer_gets_the_lease_when_it_is_released(stores):
 def test_a_crashed_writers_lease_runs_out_and_is_taken_over(stores):
     shop = stores[SHOP]
     crashed = Lease(_run(shop), SHOP, seconds=1.5)
+    crashed.space = "another-boot/4026531836"  # a writer on another machine: its pid cannot be checked here
     assert crashed.try_take() is None  # taken, and never renewed: its process died
     with pytest.raises(LeaseHeld):
         Lease(_run(shop), SHOP, seconds=60).__enter__()
     time.sleep(1.7)
     with Lease(_run(shop), SHOP, seconds=60) as successor:
         successor.check()
+
+
+def _a_dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_live_writer_on_this_machine_keeps_its_lease_when_a_renewal_comes_late(stores):
+    """Its heartbeat starved (a loaded machine, a server paused): the pid still runs, so nobody else
+    may write beside it; the message says the lease was not renewed and names the pid."""
+    shop = stores[SHOP]
+    late = Lease(_run(shop), SHOP, seconds=1.0)
+    assert late.try_take() is None  # this very process holds it, and never renews it
+    time.sleep(1.3)
+    with pytest.raises(LeaseHeld) as refused:
+        Lease(_run(shop), SHOP, seconds=60, wait=0.5, poll=0.1).__enter__()
+    assert f"was not renewed, but pid {late.pid} still runs" in str(refused.value)
+    late.check()
+    assert late.try_take() is None  # still its own: a late renewal renews
+    late.__exit__(None, None, None)
+    with Lease(_run(shop), SHOP, seconds=60):
+        pass
+
+
+@pytest.mark.parametrize("round_", range(8))
+def test_two_writers_taking_over_a_dead_writers_lease_never_both_get_it(stores, round_):
+    """A writer killed on this machine left its lease; two runs see the dead pid at the same moment.
+    Exactly one takes it over; the other waits (before, both took it and one found at its commit that
+    its lease had passed to the other)."""
+    shop = stores[SHOP]
+    dead = Lease(_run(shop), SHOP, seconds=60)
+    dead.pid = _a_dead_pid()
+    assert dead.try_take() is None
+    takers = [Lease(_run(shop), SHOP, seconds=60) for _ in range(2)]
+    start = threading.Barrier(len(takers))
+    outcomes: dict[int, object] = {}
+
+    def take(i: int) -> None:
+        start.wait()
+        outcomes[i] = takers[i].try_take()
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(len(takers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    winners = [i for i, holder in outcomes.items() if holder is None]
+    assert len(outcomes) == 2 and len(winners) == 1, outcomes
+    held = _run(shop)("MATCH (l:IndexLock {repo: $repo}) RETURN l.token", {"repo": SHOP})
+    assert held == [[takers[winners[0]].token]]
+    takers[winners[0]].__exit__(None, None, None)
 
 
 def test_the_heartbeat_keeps_a_long_run_holding_and_a_lost_lease_stops_its_writes(stores):
