@@ -1,5 +1,7 @@
 """Worker processes die with their parent: `cg index` killed (SIGKILL or SIGTERM) while its jedi
-workers run leaves no process of the run behind, the workers nor multiprocessing's resource tracker."""
+workers run leaves no process of the run behind, the workers nor multiprocessing's resource tracker;
+Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops the run within a second or
+two, not after each worker's file (up to its whole time budget)."""
 
 from __future__ import annotations
 
@@ -18,19 +20,19 @@ MODULES = 40
 FUNCTIONS = 30
 
 
-def _generated_shop(root: Path) -> Path:
+def _generated_shop(root: Path, modules: int = MODULES, functions: int = FUNCTIONS) -> Path:
     """Enough cross-module calls that the jedi phase lasts well beyond the time it takes to kill it."""
     repo = root / "ledger"
     package = repo / "ledger"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    for m in range(MODULES):
+    for m in range(modules):
         lines = [f'"""Invoice batch {m}."""', ""]
-        lines += [f"from ledger import invoices_{(m + k) % MODULES} as batch_{k}" for k in range(1, 4)]
-        for f in range(FUNCTIONS):
+        lines += [f"from ledger import invoices_{(m + k) % modules} as batch_{k}" for k in range(1, 4)]
+        for f in range(functions):
             lines += ["", "", f"def settle_invoice_{f}(amount_cents: int) -> int:"]
             lines += [
-                f"    amount_cents = batch_{k}.settle_invoice_{(f + k) % FUNCTIONS}(amount_cents)" for k in (1, 2, 3)
+                f"    amount_cents = batch_{k}.settle_invoice_{(f + k) % functions}(amount_cents)" for k in (1, 2, 3)
             ]
             lines += ["    return round(abs(amount_cents) * 1.2)"]
         (package / f"invoices_{m}.py").write_text("\n".join(lines) + "\n")
@@ -63,8 +65,24 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _generated_shop(tmp_path_factory.mktemp("workers"))
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
-def test_killing_index_during_jedi_leaves_no_process_behind(ledger: Path, sig: signal.Signals) -> None:
+@pytest.fixture(scope="module")
+def big_ledgers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Few files of many calls each: a worker is seconds into one file when Ctrl-C comes."""
+    return _generated_shop(tmp_path_factory.mktemp("big-workers"), modules=6, functions=400)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a shell's background job inherits it ignored
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["SIGKILL", "SIGTERM", "SIGINT (Ctrl-C)"]
+)
+def test_killing_index_during_jedi_leaves_no_process_behind(
+    ledger: Path, big_ledgers: Path, sig: signal.Signals
+) -> None:
+    if sig == signal.SIGINT:
+        ledger = big_ledgers
     cg = Path(sys.executable).parent / "cg"
     command = [str(cg)] if cg.exists() else [sys.executable, "-m", "cg.cli"]
     env = {**os.environ, "CG_JEDI_WORKERS": "2", "CG_RESOLVER": "jedi"}
@@ -74,6 +92,7 @@ def test_killing_index_during_jedi_leaves_no_process_behind(ledger: Path, sig: s
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: every process of the run, wherever re-parented
+        preexec_fn=_default_sigint,
     )
     pgid = proc.pid
     try:
@@ -84,8 +103,14 @@ def test_killing_index_during_jedi_leaves_no_process_behind(ledger: Path, sig: s
         assert len(_workers(pgid)) == 2, "no jedi workers within the time limit"
         time.sleep(1.0)  # the workers are importing jedi or answering: both must end
         assert proc.poll() is None, "the jedi phase ended too soon for this test to mean anything"
-        proc.send_signal(sig)
-        assert proc.wait(timeout=30) == -sig
+        if sig == signal.SIGINT:  # Ctrl-C: the terminal signals the whole foreground group
+            os.killpg(pgid, sig)
+            sent = time.monotonic()
+            assert proc.wait(timeout=60) == 130, proc.stderr.read()
+            assert time.monotonic() - sent < 5.0, f"Ctrl-C took {time.monotonic() - sent:.1f} s to stop the run"
+        else:
+            proc.send_signal(sig)
+            assert proc.wait(timeout=30) == -sig
         deadline = time.monotonic() + 10
         while _group(pgid) and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -333,12 +333,15 @@ def run_jedi(
 
 def stop_workers(pool: ProcessPoolExecutor) -> None:
     """Kill the pool's workers now and drop the queued files (``shutdown`` alone would wait for them).
-    The worker table is private in Python 3.11 (3.14 has ``terminate_workers``)."""
+    The worker table is private in Python 3.11 (3.14 has ``terminate_workers``), and ``shutdown``
+    empties it: it is read first (read after, it was None, nothing was killed, and Ctrl-C waited for
+    each worker's file to finish, up to its whole time budget)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    for process in processes:
         if process.is_alive():
             process.kill()
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    for process in processes:
         process.join(timeout=5)
 
 
