@@ -86,6 +86,9 @@ class Settings:
     # which repository the graph's nodes belong to: many share one Neo4j database (see repo_key_for)
     repo_key: str = ""  # "" = derived from the origin remote or the directory name
     lease_seconds: float = 60.0  # how long a writer's lock on its repository lasts without a heartbeat
+    # kuzu: a run rewrites its generation compactly once the file has grown past this many times its size
+    # after the last rewrite (0 = never; docs/freshness.md, "The index does not grow")
+    kuzu_compact_growth: float = 2.0
 
     @property
     def index_dir(self) -> Path:
@@ -132,6 +135,7 @@ _ENV = {
     "NEO4J_DATABASE": "neo4j_database",
     "CG_REPO_KEY": "repo_key",
     "CG_LEASE_SECONDS": "lease_seconds",
+    "CG_KUZU_COMPACT_GROWTH": "kuzu_compact_growth",
 }
 
 
@@ -219,6 +223,11 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
     settings = replace(settings, repo_key=checked_repo_key(settings.repo_key) or repo_key_for(repo))
     if settings.lease_seconds < 5:
         raise ConfigError(f"lease_seconds {settings.lease_seconds:g} is too short (at least 5; heartbeats renew it)")
+    if settings.kuzu_compact_growth != 0 and settings.kuzu_compact_growth < 1.1:
+        raise ConfigError(
+            f"kuzu_compact_growth {settings.kuzu_compact_growth:g} would rewrite the index on every run"
+            " (0 = never, else at least 1.1)"
+        )
     if settings.weight_doc > 0 and not settings.embed_docstrings:
         raise ConfigError("weight_doc > 0 ranks docstring vectors: set embed_docstrings = true (and re-index)")
     return settings

@@ -16,7 +16,13 @@ def open_store(settings: Settings, read_only: bool = False, must_exist: bool = F
         generations = Generations(settings.checked_index_dir(create=not (read_only or must_exist)))
         if must_exist and not read_only and generations.current() is None:
             raise NoCompleteIndex(generations.missing_reason())
-        return KuzuIndexStore(generations, settings.repo_key, read_only=read_only, lock_wait=settings.index_lock_wait)
+        return KuzuIndexStore(
+            generations,
+            settings.repo_key,
+            read_only=read_only,
+            lock_wait=settings.index_lock_wait,
+            compact_growth=settings.kuzu_compact_growth,
+        )
     if settings.backend == "neo4j":
         try:
             from cg.graph.neo4j_store import Neo4jStore

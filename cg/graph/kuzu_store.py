@@ -11,6 +11,8 @@ Both extensions ship with the kuzu 0.11.3 wheel and load offline.
 
 from __future__ import annotations
 
+import logging
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -29,6 +31,7 @@ from cg.graph.store import SCHEMA_VERSION, StoreError
 if TYPE_CHECKING:
     import kuzu
 
+log = logging.getLogger(__name__)
 # One per cypher.TEXT_FIELDS: symbol_fts, chunk_fts, doc_fts, commit_fts, symbol_literals_fts.
 _FTS_INDEX = {
     (label, prop): f"{label.lower()}_fts" if prop == "search_text" else f"{label.lower()}_{prop}_fts"
@@ -296,9 +299,15 @@ class KuzuIndexStore(KuzuStore):
     so a reader sees the previous complete graph or the new one, never a part."""
 
     def __init__(
-        self, generations: Generations, repo_key: str, read_only: bool = False, lock_wait: float = 60.0
+        self,
+        generations: Generations,
+        repo_key: str,
+        read_only: bool = False,
+        lock_wait: float = 60.0,
+        compact_growth: float = 2.0,
     ) -> None:
         CypherStore.__init__(self, repo_key)
+        self.compact_growth = compact_growth
         self.generations = generations
         self.read_only = read_only
         self._db = None
@@ -366,6 +375,7 @@ class KuzuIndexStore(KuzuStore):
             self.ensure_schema(dimension)
         try:
             yield
+            self._compact_if_grown()
         except BaseException:
             self._discard()
             raise
@@ -374,6 +384,54 @@ class KuzuIndexStore(KuzuStore):
         assert staged is not None
         self.generations.switch(staged)
         self._open(staged.db, read_only=True)
+
+    def _compact_if_grown(self) -> None:
+        """Rewrite the staged generation compactly when it has grown past ``compact_growth`` times its
+        size after the last rewrite, or was never rewritten (docs/freshness.md, "The index does not grow").
+
+        Kùzu 0.11.3 never gives pages back and has no VACUUM: deleted and updated rows, and above all
+        every change to a full-text index, leave their old pages in the file, and each generation starts
+        as a copy of the last, so requests' index grew from 119 MB to 334 MB over nine one-line edits
+        (benchmarks/index_growth.py). The rewrite is Kùzu's own ``EXPORT DATABASE`` (Parquet, inside the
+        generation's folder) and a bulk ``COPY`` into a new empty generation. The full-text indexes are
+        made on the empty tables before the ``COPY``: made after it, over the copied rows, the next
+        update of an indexed column crashed Kùzu (a segfault, reproduced on requests). A rewrite that
+        fails leaves the run's generation as it was written, and says so in one line."""
+        assert self._staged is not None
+        if not self.compact_growth:
+            return
+        self._conn.execute("CHECKPOINT")
+        size = self.path.stat().st_size
+        rewritten = int(self.get_meta("compact_bytes") or 0)
+        if rewritten and size <= self.compact_growth * rewritten:
+            return
+        dimension = int(self.get_meta("dimension") or self._dimension or 0)
+        export = self._staged.path / "export"
+        if not dimension or not _plain_path(export):
+            return  # no vectors yet to type the tables by, or a path no Cypher string may hold as it is
+        old = self._staged
+        try:
+            self._conn.execute(f"EXPORT DATABASE '{export}' (format='parquet')")
+            copies = _copy_statements(export)
+            self._close_db()
+            self._staged = self.generations.stage(None)
+            self._open(self._staged.db, read_only=False)
+            for statement in _schema(dimension):
+                self._write(statement)
+            for (label, prop), index in _FTS_INDEX.items():
+                self._write(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['{prop}'], stemmer := 'none')")
+            for statement in copies:  # Meta's rows among them: the schema version, the model, the dimension
+                self._write(statement)
+            self._conn.execute("CHECKPOINT")
+            self.set_meta("compact_bytes", str(self.path.stat().st_size))
+        except (RuntimeError, OSError, StoreError) as exc:
+            log.warning("could not rewrite the index compactly (%s); it stays as written", str(exc).splitlines()[0])
+            self._close_db()
+            if self._staged is not old:
+                self.generations.discard(self._staged)
+                self._staged = old
+            return
+        self.generations.discard(old)
 
     def reset(self) -> None:
         if self._staged is None:
@@ -393,6 +451,28 @@ class KuzuIndexStore(KuzuStore):
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+def _plain_path(path: Path) -> bool:
+    """A path that can stand inside a quoted Cypher string as it is (EXPORT takes no parameter)."""
+    return not any(c in str(path) for c in "'\"\\\n")
+
+
+_PARALLEL = re.compile(r"(, )?parallel=true")
+
+
+def _copy_statements(export: Path) -> list[str]:
+    """The ``COPY`` statements Kùzu wrote beside its export (``copy.cypher``: one per node table and per
+    FROM/TO pair of a relationship table, with their column lists), each Parquet file named by its full
+    path. Kùzu writes them from cg's own schema, so nothing in them comes from the repository; its
+    ``parallel=true`` is an option that COPY from Parquet refuses, so it is dropped."""
+    out = []
+    for line in (export / "copy.cypher").read_text().splitlines():
+        line = line.strip().rstrip(";")
+        if line:
+            line = line.replace(' FROM "', f' FROM "{export}/', 1)
+            out.append(_PARALLEL.sub("", line).replace(" ()", ""))
+    return out
 
 
 def _rows(result: kuzu.QueryResult) -> list[list[Any]]:
