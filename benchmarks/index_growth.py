@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from ingest import fetch_sdist  # noqa: E402
 from latency import scratch_copy  # noqa: E402
-from results import machine_line, publish  # noqa: E402
+from results import cg_command, machine_line, publish  # noqa: E402
 
 from cg.config import Settings  # noqa: E402
 
@@ -43,15 +43,10 @@ PROJECTS = [
 ]
 
 
-def cg() -> list[str]:
-    executable = Path(sys.executable).parent / "cg"
-    return [str(executable)] if executable.exists() else [sys.executable, "-m", "cg.cli"]
-
-
 def run_index(repo: Path, growth: str) -> tuple[float, str]:
     env = {**os.environ, "CG_RESOLVER": "name", "TOKENIZERS_PARALLELISM": "false", "CG_KUZU_COMPACT_GROWTH": growth}
     started = time.perf_counter()
-    done = subprocess.run([*cg(), "index", str(repo)], check=True, capture_output=True, text=True, env=env)
+    done = subprocess.run([*cg_command(), "index", str(repo)], check=True, capture_output=True, text=True, env=env)
     return time.perf_counter() - started, done.stdout.splitlines()[0]
 
 

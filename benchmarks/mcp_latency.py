@@ -38,20 +38,15 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from ingest import fetch_sdist  # noqa: E402
 from latency import QUESTIONS, percentile, scratch_copy  # noqa: E402
-from results import machine_line, model_line, publish  # noqa: E402
+from results import cg_command, machine_line, model_line, publish  # noqa: E402
 
 ROUNDS = 10
 TOOLS = ("search", "callers", "impact")
 GOAL_MS = 100.0
 
 
-def cg() -> list[str]:
-    executable = Path(sys.executable).parent / "cg"
-    return [str(executable)] if executable.exists() else [sys.executable, "-m", "cg.cli"]
-
-
 def index(repo: Path) -> str:
-    done = subprocess.run([*cg(), "index", str(repo)], check=True, capture_output=True, text=True)
+    done = subprocess.run([*cg_command(), "index", str(repo)], check=True, capture_output=True, text=True)
     return done.stdout.splitlines()[0]  # "indexed N files, M definitions ..."
 
 
@@ -69,7 +64,7 @@ def direct(index: Index, tool: str, arguments: dict[str, Any]) -> float:
 
 
 async def measure(repo: Path, questions: list[str]) -> dict[str, Any]:
-    command, *args = cg()
+    command, *args = cg_command()
     params = StdioServerParameters(command=command, args=[*args, "mcp", "--repo", str(repo)], env=dict(os.environ))
     times: dict[str, list[float]] = {tool: [] for tool in TOOLS}
     local: dict[str, list[float]] = {tool: [] for tool in TOOLS}

@@ -66,6 +66,12 @@ def write_model_module(path: Path, docstring: str, model: dict) -> None:
         subprocess.run([str(ruff), "format", str(path)], check=False, capture_output=True)
 
 
+def cg_command() -> list[str]:
+    """How a benchmark runs the real CLI: this interpreter's ``cg`` script, else ``python -m cg.cli``."""
+    executable = Path(sys.executable).parent / "cg"
+    return [str(executable)] if executable.exists() else [sys.executable, "-m", "cg.cli"]
+
+
 def publish(title: str, lines: list[str]) -> None:
     """Print a section's lines and write them to RESULTS.md under ``title``."""
     body = "\n".join(lines)

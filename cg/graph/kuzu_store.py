@@ -211,12 +211,15 @@ class KuzuStore(CypherStore):
                 )
         for statement in _schema(dimension):
             self._write(statement)
-        existing = {row[1] for row in self._read("CALL show_indexes() RETURN *")}
+        self._create_fts_indexes({row[1] for row in self._read("CALL show_indexes() RETURN *")})
+        self.set_meta("dimension", str(dimension))
+        self.set_meta("schema", SCHEMA_VERSION)
+
+    def _create_fts_indexes(self, existing: set[str]) -> None:
+        """One full-text index per ``_FTS_INDEX`` entry, but those named in ``existing``."""
         for (label, prop), index in _FTS_INDEX.items():
             if index not in existing:
                 self._write(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['{prop}'], stemmer := 'none')")
-        self.set_meta("dimension", str(dimension))
-        self.set_meta("schema", SCHEMA_VERSION)
 
     def lease(self, wait: float = 0.0) -> AbstractContextManager[None]:
         """Nothing to take: Kùzu's own file lock already lets one process at a time open the database
@@ -418,8 +421,7 @@ class KuzuIndexStore(KuzuStore):
             self._open(self._staged.db, read_only=False)
             for statement in _schema(dimension):
                 self._write(statement)
-            for (label, prop), index in _FTS_INDEX.items():
-                self._write(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['{prop}'], stemmer := 'none')")
+            self._create_fts_indexes(set())  # on the empty tables: see the docstring
             for statement in copies:  # Meta's rows among them: the schema version, the model, the dimension
                 self._write(statement)
             self._conn.execute("CHECKPOINT")
