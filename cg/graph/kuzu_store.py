@@ -432,6 +432,7 @@ class KuzuIndexStore(KuzuStore):
             if self._staged is not old:
                 self.generations.discard(self._staged)
                 self._staged = old
+            shutil.rmtree(export, ignore_errors=True)  # not kept inside the generation that becomes current
             return
         self.generations.discard(old)
 

@@ -87,6 +87,7 @@ def test_a_rewrite_that_fails_keeps_the_runs_generation(tmp_path, monkeypatch, c
     assert "could not rewrite the index compactly (no space left on device" in caplog.text
     assert not (diff := differences(graph_of(repo, "kuzu"), before)), "\n".join(diff)
     assert len([p for p in (repo / ".cg" / "kuzu").iterdir() if p.is_dir()]) == 1
+    assert not (_generation(repo) / "export").exists()
 
 
 def test_a_compact_growth_that_would_rewrite_every_run_is_refused(tmp_path):
