@@ -60,6 +60,7 @@ class _Lambdas:
 
     def __init__(self, module: str, source: str) -> None:
         self.spans: list[tuple[tuple[int, int], tuple[int, int], str]] = []
+        self.by_line: dict[int, list[tuple[str, bool]]] = {}  # line of `lambda` -> (name, body is a constant)
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
@@ -84,6 +85,7 @@ class _Lambdas:
             body = node.body
             end = (body.end_lineno or body.lineno, body.end_col_offset or 0)
             self.spans.append(((body.lineno, body.col_offset), end, name))
+            self.by_line.setdefault(node.lineno, []).append((name, isinstance(body, ast.Constant)))
             for expr in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
                 self._visit(expr, scope, counters)
             self._visit(node.body, name, counters)
@@ -98,6 +100,15 @@ class _Lambdas:
             if start <= first and last <= end and (best is None or (start, best[1]) >= (best[0], end)):
                 best = (start, end, name)  # bodies nest: the one starting last (ending first) is the innermost
         return best[2] if best else None
+
+    def without_positions(self, line: int) -> str | None:
+        """The lambda starting at ``line`` whose code has no source positions: on 3.12 `lambda x: True`
+        compiles to one RETURN_CONST whose position is (line, line, 0, 0), so no span can place it."""
+        lambdas = self.by_line.get(line, [])
+        constant = [name for name, is_constant in lambdas if is_constant]
+        if len(lambdas) == 1:
+            return lambdas[0][0]
+        return constant[0] if len(constant) == 1 else None
 
 
 class Recorder:
@@ -163,7 +174,7 @@ class Recorder:
                 if (col, end_col) != (0, 0):
                     spans.append(((line, col), (end_line, -end_col)))
         if not spans:
-            return None
+            return lambdas.without_positions(code.co_firstlineno)
         first, last = min(spans)  # the earliest start, then the latest end
         return lambdas.innermost(first, (last[0], -last[1]))
 

@@ -284,3 +284,26 @@ def test_audit_rejects_an_unknown_verdict(tmp_path: Path, monkeypatch: pytest.Mo
     project = executed_edges.Project("shoppay", "1.0", "payments", "shoppay", "", "tests")
     with pytest.raises(SystemExit, match="unknown verdict 'fine'"):
         executed_edges.load_verdicts(project)
+
+
+def test_a_lambda_whose_code_has_no_positions_is_named_by_its_line() -> None:
+    # on 3.12 `lambda value: True` is one RETURN_CONST at (line, line, 0, 0): no span places it, and the
+    # tracer used to name it after the method around it (`Bucket.__init__`), an edge cg could never have
+    source = textwrap.dedent(
+        """\
+        class Bucket:
+            def __init__(self, validator=None):
+                self._validator = validator or (lambda value: True)
+                self._key = (lambda item: item[0], lambda item: None)
+        """
+    )
+    lambdas = tracer._Lambdas("shopbilling.buckets", source)
+    assert lambdas.without_positions(3) == "shopbilling.buckets.Bucket.__init__.<lambda1>"
+    assert lambdas.without_positions(4) == "shopbilling.buckets.Bucket.__init__.<lambda3>"  # the constant one
+    assert lambdas.without_positions(2) is None
+    namespace: dict = {}
+    exec(compile(source, "buckets.py", "exec"), namespace)  # noqa: S102 - our own fixture source
+    code = namespace["Bucket"]().__dict__["_validator"].__code__
+    recorder = tracer.Recorder(Path("."), "shopbilling")
+    recorder.lambdas["buckets.py"] = lambdas
+    assert recorder._lambda_name(code, "shopbilling.buckets") == "shopbilling.buckets.Bucket.__init__.<lambda1>"

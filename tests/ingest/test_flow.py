@@ -321,6 +321,33 @@ def test_a_lambda_stored_returned_or_passed_is_reached_where_it_is_called(tmp_pa
     }
 
 
+RULES = """
+from itertools import groupby
+
+
+class FraudRule:
+    def __init__(self, check=None):
+        self._check = check or (lambda payment: True)
+
+    def allows(self, payment):
+        return self._check(payment)
+
+
+def by_customer(payments):
+    return [list(group) for _, group in groupby(payments, key=lambda payment: payment.customer)]
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_lambda_behind_or_or_handed_to_an_imported_itertools_function_is_reached(tmp_path, resolver):
+    """`self._check = check or (lambda p: True)`: the attribute may hold the lambda, so calling it may run
+    the lambda; `groupby(..., key=lambda ...)` imported from itertools calls its key."""
+    (tmp_path / "rules.py").write_text(RULES)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert "rules.FraudRule.__init__.<lambda1>" in cg["rules.FraudRule.allows"]
+    assert "rules.by_customer.<lambda1>" in cg["rules.by_customer"]
+
+
 HOOKS = """
 WEBHOOKS = {}
 
@@ -668,6 +695,46 @@ def test_operators_subscripts_and_len_run_the_dunders_the_repository_defines(tmp
     assert not any(callee.startswith("ledger.Ledger") for callee in cg["ledger.fee_total"])
     if resolver == "jedi":  # what `ledger[account]` returns is jedi's to infer (the annotation says Money)
         assert "ledger.Money.__add__" in cg["ledger.post_fee"]
+
+
+CART = """
+class Cart:
+    def __init__(self, lines):
+        self.lines = lines
+
+    def __len__(self):
+        return len(self.lines)
+
+
+class Coupon:
+    def __init__(self, code):
+        self.code = code
+
+    def __bool__(self):
+        return bool(self.code)
+
+    def __len__(self):
+        return len(self.code)
+
+
+def checkout(cart: Cart, coupon: Coupon, note: str):
+    if not cart:
+        return None
+    discount = 5 if coupon else 0
+    while note and coupon:
+        note = note[:-1]
+    return discount
+"""
+
+
+@pytest.mark.parametrize("resolver", ["jedi", "name"])
+def test_a_truth_test_runs_bool_else_len(tmp_path, resolver):
+    """`if not cart`, `x if coupon else y` and `a and b` test truth: Python calls `__bool__`, or `__len__`
+    when the class has no `__bool__`; a str operand runs nothing of the repository."""
+    (tmp_path / "cart.py").write_text(CART)
+    cg = build_callgraph(load_settings(tmp_path, resolver=resolver, jedi_workers=1))
+    assert {"cart.Cart.__len__", "cart.Coupon.__bool__"} <= set(cg["cart.checkout"])
+    assert "cart.Coupon.__len__" not in cg["cart.checkout"]  # __bool__ comes first
 
 
 def test_a_repository_reached_through_a_symlink_resolves_as_well(tmp_path):

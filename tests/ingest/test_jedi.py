@@ -126,3 +126,21 @@ def test_non_ascii_text_before_a_call_does_not_cost_the_answer(tmp_path):
     edges, _ = resolve_extractions(settings, extractions)
     edge = next(e for e in edges if e.type == "CALLS" and e.src.endswith("::greet") and e.dst.endswith("::shout"))
     assert edge.resolved_by == "jedi"
+
+
+def test_a_name_defined_on_two_branches_reaches_both_definitions(tmp_path):
+    # `batched` is a def on one branch and an alias of `_batched_fallback` on the other: a call may run either
+    (tmp_path / "batching.py").write_text(
+        "import os\n\n\n"
+        "def _batched_fallback(rows, size):\n    return [rows[i : i + size] for i in range(0, len(rows), size)]\n\n\n"
+        "if os.environ.get('BATCH_WITH_ZIP'):\n\n"
+        "    def batched(rows, size):\n        return list(zip(*[iter(rows)] * size))\n\n"
+        "else:\n    batched = _batched_fallback\n\n\n"
+        "def invoice_pages(invoices):\n    return batched(invoices, 50)\n",
+        encoding="utf-8",
+    )
+    settings = load_settings(tmp_path, resolver="jedi", jedi_workers=1)
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    called = {e.dst.split("::")[1] for e in edges if e.type == "CALLS" and e.src.endswith("::invoice_pages")}
+    assert called == {"batched", "_batched_fallback"}

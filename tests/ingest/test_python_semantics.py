@@ -246,3 +246,24 @@ def test_an_operand_is_asked_once_per_definition_and_dunder():
         ("first_two", "statement", "__contains__"),
         ("last", "statement.tokens", "__getitem__"),
     ]
+
+
+def test_a_higher_order_function_imported_by_name_is_known_by_its_module():
+    """`from itertools import takewhile` then `takewhile(all_paid, ...)` calls `all_paid`, as
+    `itertools.takewhile(...)` does; a repository function that happens to be named `takewhile` does not."""
+    source = (
+        '"""Settlement runs."""\nfrom functools import reduce as fold\nfrom itertools import takewhile\n'
+        "import itertools as it\n\n\n"
+        "def settled_prefix(batches, all_paid, add_cents, by_day):\n"
+        "    head = list(takewhile(all_paid, batches))\n"
+        "    total = fold(add_cents, head, 0)\n"
+        "    return total, it.groupby(head, key=by_day)\n"
+    )
+    ex = extract_source("shop/billing/settlement.py", source)
+    assert {c.callee for c in ex.calls if c.via == "callback"} == {"all_paid", "add_cents", "by_day"}
+    own = (
+        '"""Own helpers."""\n\n\ndef takewhile(limit, batches):\n    return batches[:limit]\n\n\n'
+        "def first(batches, limit):\n    return takewhile(limit, batches)\n"
+    )
+    mine = extract_source("shop/billing/prefix.py", own)
+    assert not [c for c in mine.calls if c.via == "callback"]

@@ -71,6 +71,9 @@ HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
 }
 
 
+HIGHER_ORDER_MODULES = frozenset(name.split(".")[0] for name in HIGHER_ORDER if "." in name)
+
+
 def _callable_slot(callee: str, argument: Node) -> bool:
     """Whether ``argument`` (a child of a call's argument list) is where ``callee`` takes a function."""
     slots = HIGHER_ORDER.get(callee)
@@ -112,7 +115,7 @@ BUILTIN_DUNDERS = {
     "str": "__str__",
     "repr": "__repr__",
     "hash": "__hash__",
-    "bool": "__bool__",
+    "bool": "__bool__ __len__",
     "abs": "__abs__",
     "reversed": "__reversed__",
     "format": "__format__",
@@ -128,6 +131,19 @@ VALUE_NODES = frozenset({"identifier", "attribute", "call", "subscript", "parent
 OPERATOR_NODES = frozenset(
     {"binary_operator", "comparison_operator", "unary_operator", "augmented_assignment", "subscript"}
 )
+# Where Python tests a value's truth (``bool(value)``: its ``__bool__``, else its ``__len__``), by node kind:
+# which children are tested (None: the ``condition`` field)
+TRUTH_NODES: dict[str, tuple[str, ...] | None] = {
+    "if_statement": None,
+    "elif_clause": None,
+    "while_statement": None,
+    "conditional_expression": ("1",),  # `a if test else b`: the second named child
+    "not_operator": ("argument",),
+    "boolean_operator": ("left", "right"),
+    "assert_statement": ("0",),
+    "if_clause": ("0",),  # a comprehension's `if`
+}
+TRUTH_PROTOCOL = "__bool__ __len__"
 
 
 @dataclass
@@ -305,6 +321,22 @@ def _split_points(body: Node, first_row: int) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(set(p for p in points if p[0] > 0)))
 
 
+def _value_around(node: Node) -> Node:
+    """The outermost expression whose value may be ``node``'s: through parentheses, ``a or b``, ``a and b``
+    and either branch of ``a if c else b`` (never its condition)."""
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type in ("parenthesized_expression", "boolean_operator"):
+            node = parent
+        elif parent.type == "conditional_expression" and not (
+            len(parent.named_children) > 1 and parent.named_children[1] == node
+        ):
+            node = parent
+        else:
+            break
+    return node
+
+
 def _last_column(node: Node | None) -> int:
     """0-based column of the last identifier of a dotted name (``payments.retry`` -> ``retry``)."""
     if node is None:
@@ -335,6 +367,10 @@ class _Walker:
         self.seen_ids: dict[str, int] = {}
         self.operator_seen: set[tuple[str, str, str]] = set()  # (definition, operand, dunders) recorded
         self.top_level_spans: dict[int, tuple[int, str]] = {}  # top-level def start row -> (end row, signature)
+        # local names of the standard modules whose higher-order functions HIGHER_ORDER lists:
+        # `from itertools import takewhile` -> {"takewhile": "itertools.takewhile"}, `import itertools as it`
+        # -> {"it": "itertools"}; imports come before their use in source order, which the walk keeps
+        self.stdlib_names: dict[str, str] = {}
 
     # -- traversal ---------------------------------------------------------------------------
     def walk(self, node: Node, stack: list[_Scope]) -> None:
@@ -378,6 +414,8 @@ class _Walker:
             self.implicit(node, stack[-1].id)
         elif kind in OPERATOR_NODES:
             self.operator(node, stack[-1].id)
+        elif kind in TRUTH_NODES:
+            self.truth(node, stack[-1].id)
         elif kind in ("import_statement", "import_from_statement"):
             self.imports(node)
         elif kind == "assignment":
@@ -406,6 +444,7 @@ class _Walker:
             first = args.named_children[0] if args is not None and args.named_children else None
             if first is not None and first.type not in ("keyword_argument", "list_splat", "dictionary_splat"):
                 self.operator_site(first, owner, BUILTIN_DUNDERS[expr])
+        expr = self.higher_order_name(expr)
         if expr in HIGHER_ORDER:  # map(normalize_sku, rows): the builtin calls what it is given
             args = node.child_by_field_name("arguments")
             for arg in args.named_children if args is not None else ():
@@ -418,6 +457,15 @@ class _Walker:
                     # asked where the argument ends, which is where it answers with the call's value
                     line, column = value.end_point[0] + 1, value.end_point[1]
                     self.out.calls.append(CallSite(owner, _callee_expr(value), line, via="callback", column=column))
+
+    def higher_order_name(self, expr: str) -> str:
+        """``expr`` as HIGHER_ORDER names it: ``takewhile`` imported from itertools is ``itertools.takewhile``,
+        ``it.groupby`` after ``import itertools as it`` is ``itertools.groupby``; anything else unchanged."""
+        if expr in HIGHER_ORDER:
+            return expr
+        head, dot, rest = expr.partition(".")
+        module = self.stdlib_names.get(head)
+        return f"{module}{dot}{rest}" if module is not None else expr
 
     def implicit(self, node: Node, owner: str) -> None:
         """Statements that call dunder methods without a call in the source: ``with`` (``__enter__``,
@@ -490,6 +538,21 @@ class _Walker:
                     dunders = ["__delitem__"]
             for dunder in dunders:
                 self.operator_site(node.child_by_field_name("value"), owner, dunder)
+
+    def truth(self, node: Node, owner: str) -> None:
+        """A value whose truth is tested (``if cart:``, ``not coupon``, ``a and b``, ``x if c else y``):
+        Python calls its class's ``__bool__``, else ``__len__``; an operator site like ``len(cart)``'s, so a
+        comparison or a literal is never asked, and a repository without either dunder asks nothing."""
+        fields = TRUTH_NODES[node.type]
+        tested: list[Node | None] = []
+        for name in fields or ("condition",):
+            if name.isdigit():
+                named = node.named_children
+                tested.append(named[int(name)] if len(named) > int(name) else None)
+            else:
+                tested.append(node.child_by_field_name(name))
+        for value in tested:
+            self.operator_site(value, owner, TRUTH_PROTOCOL)
 
     def operator_site(self, value: Node | None, owner: str, protocol: str) -> None:
         """An operand whose dunder method runs: asked of jedi at the expression's end, like a protocol value."""
@@ -688,11 +751,14 @@ class _Walker:
         if parent is None or parent.type != "argument_list" or parent.parent is None:
             return
         fn = parent.parent.child_by_field_name("function") if parent.parent.type == "call" else None
-        if fn is not None and _callable_slot(_callee_expr(fn), argument):
+        if fn is not None and _callable_slot(self.higher_order_name(_callee_expr(fn)), argument):
             self.out.calls.append(CallSite(scope.id, label, line, via="callback", column=column))
 
     def bound_to(self, node: Node, lambda_id: str, scope: _Scope) -> None:
-        """Where a lambda's value goes, when the source says so in one step (``CallableValue``)."""
+        """Where a lambda's value goes, when the source says so in one step (``CallableValue``). The value
+        of ``validator or (lambda v: True)`` or of ``a if c else (lambda: b)`` may be the lambda, so the step
+        is taken from the expression around it."""
+        node = _value_around(node)
         parent = node.parent
         if parent is None:
             return
@@ -798,6 +864,16 @@ class _Walker:
                 self.out.assignments.append(TypedName(owner.id, target, type_expr))
 
     def imports(self, node: Node) -> None:
+        first = len(self.out.imports)
+        self._imports(node)
+        for record in self.out.imports[first:]:
+            if record.level == 0 and record.module.split(".")[0] in HIGHER_ORDER_MODULES and record.name != "*":
+                local = record.alias or (record.name or record.module).split(".")[0]
+                self.stdlib_names[local] = (
+                    f"{record.module}.{record.name}" if record.name else (record.module if record.alias else local)
+                )
+
+    def _imports(self, node: Node) -> None:
         line = node.start_point[0] + 1
         if node.type == "import_statement":
             for child in node.named_children:

@@ -232,6 +232,11 @@ def resolve_file(task: tuple[str, str, list[Query], float]) -> tuple[str, dict[P
                         inferred = [n for n in script.infer(line, char_column) if n.type in _VALUES]
                         if inferred:
                             described = _describe(inferred)
+                    elif any(answer[3] == "statement" for answer in described):
+                        # a def on one branch and `name = other` on another (`batched = _batched` before
+                        # 3.13): the call may run either, so the assignment's value counts too
+                        inferred = [n for n in script.infer(line, char_column) if n.type in _VALUES]
+                        described += [a for a in _describe(inferred) if a not in described]
                 except _Timeout:
                     raise
                 except Exception:  # noqa: BLE001 - one odd site must not cost the file's other answers

@@ -188,6 +188,8 @@ class Resolver:
         self.star_imports: dict[str, list[str]] = {}
         self.types: dict[str, dict[str, str]] = {}  # scope id -> name -> type expression
         self.bases: dict[str, list[str]] = {}  # class id -> base expressions
+        self.callable_values = [value for ex in extractions for value in ex.callable_values]
+        self._stored_lambdas: dict[tuple[str, str], list[Symbol]] | None = None
         for ex in extractions:
             path = ex.file.path
             self.module_of_path[path] = ex.file.module
@@ -721,6 +723,27 @@ class Resolver:
                 return []
         return [Target(s.id, "Symbol", "flow", s) for s in runs]
 
+    def stored_lambdas(self, call: CallSite, caller: Symbol) -> list[Target]:
+        """``self._check = check or (lambda payment: True)`` in a method: a call of ``self._check`` in a
+        method of that class, or of a subclass, may run the lambda (jedi often infers only the values its
+        callers pass for ``check``). Only ``self.`` attributes: the binding and the call share the object."""
+        head, _, attribute = call.callee.partition(".")
+        if head != "self" or not attribute.isidentifier():
+            return []
+        cls = self.enclosing_class(caller)
+        if cls is None:
+            return []
+        if self._stored_lambdas is None:
+            index: dict[tuple[str, str], list[Symbol]] = {}
+            for value in self.callable_values:
+                owner = self.enclosing_class(self.by_id.get(value.scope_id))
+                lam = self.by_id.get(value.symbol_id)
+                if value.slot == "" and value.target.startswith("self.") and owner is not None and lam is not None:
+                    index.setdefault((owner.id, value.target), []).append(lam)
+            self._stored_lambdas = index
+        found = [lam for klass in self.mro(cls) for lam in self._stored_lambdas.get((klass.id, call.callee), [])]
+        return [Target(lam.id, "Symbol", "flow", lam) for lam in found]
+
     def entered(self, target: Target) -> Target:
         """Calling a decorated function runs the wrapper its decorator returned."""
         if target.symbol is None or target.symbol.kind not in ("function", "method"):
@@ -1171,6 +1194,9 @@ class Resolver:
             targets = [t for t in targets if _callable_value(t)]
         if call.via != "decorator":
             targets = [self.entered(t) for t in targets]
+        stored = [t for t in self.stored_lambdas(call, caller) if all(t.id != other.id for other in targets)]
+        if stored:
+            targets = [*(t for t in targets if t.label == "Symbol" or t.resolved_by != "unresolved"), *stored]
         flowed = self.flow_targets(call, caller)
         if flowed:  # the parameter's value: jedi sees a parameter, or guesses from other call sites
             targets = [*flowed, *(t for t in targets if t.label == "Symbol" and all(f.id != t.id for f in flowed))]
