@@ -267,3 +267,21 @@ def test_a_higher_order_function_imported_by_name_is_known_by_its_module():
     )
     mine = extract_source("shop/billing/prefix.py", own)
     assert not [c for c in mine.calls if c.via == "callback"]
+
+
+def test_jedi_is_asked_about_calls_before_operands():
+    """jedi caches a parameter's values per file, cut short when the search starts inside another
+    inference: operands (truth tests, operators) are asked after every call, so they cannot cut what a
+    call through a parameter finds (sqlparse's `_group` lost 10 of its `post` functions that way)."""
+    from cg.ingest.resolve.jedi_resolver import positions_of
+
+    source = (
+        '"""Grouping."""\n\n\ndef group(tokens, post, valid_next, batch):\n'
+        "    if batch and valid_next(tokens):\n        return post(tokens)\n    return len(batch)\n"
+    )
+    ex = extract_source("shop/sql/grouping.py", source)
+    asked = positions_of(ex, frozenset({"__bool__", "__len__"}))
+    operands = {(c.line, c.column) for c in ex.calls if c.via == "operator"}
+    kinds = ["operand" if (line, column) in operands else "call" for line, column, _ in asked]
+    assert kinds == sorted(kinds)  # every call ("call") before every operand ("operand")
+    assert kinds.count("operand") == 2  # `if batch` and `len(batch)`; `valid_next(tokens)` is a call's value

@@ -552,7 +552,8 @@ class _Walker:
             else:
                 tested.append(node.child_by_field_name(name))
         for value in tested:
-            self.operator_site(value, owner, TRUTH_PROTOCOL)
+            if value is not None and value.type != "call":  # `if match(token):` tests what a predicate returns
+                self.operator_site(value, owner, TRUTH_PROTOCOL)
 
     def operator_site(self, value: Node | None, owner: str, protocol: str) -> None:
         """An operand whose dunder method runs: asked of jedi at the expression's end, like a protocol value."""

@@ -260,8 +260,11 @@ def positions_of(ex: FileExtraction, names: frozenset[str]) -> list[Query]:
     some repository class defines (``names`` holds both: cg/ingest/resolve/python.py ``jedi_names``);
     an ``a + b`` in a repository without ``__add__`` costs nothing."""
     seen: dict[Position, bool] = {}
+    operands: list[Position] = []
     for call in ex.calls:
-        if call.via == "operator" and not any(name in names for name in call.protocol.split()):
+        if call.via == "operator":
+            if any(name in names for name in call.protocol.split()):
+                operands.append((call.line, call.column))
             continue
         seen[(call.line, call.column)] = call.via in INFER_ONLY
     for imp in ex.imports:
@@ -272,6 +275,12 @@ def positions_of(ex: FileExtraction, names: frozenset[str]) -> list[Query]:
     for read in ex.attribute_reads:
         if read.attr in names:
             seen.setdefault((read.line, read.column), False)
+    # Operands last. jedi caches what it finds for a parameter per Script, and a search it starts from
+    # inside another inference is cut short (MAX_PARAM_SEARCHES / depth): asked first, `if prev_ and
+    # valid_next(next_)` made sqlparse's `_group` forget 10 of the functions its callers pass as `post`
+    # (executed-edge recall 0.902 -> 0.866). The calls are what the graph stands on; they go first.
+    for position in operands:
+        seen.setdefault(position, True)
     return [(line, column, infer_only) for (line, column), infer_only in seen.items()]
 
 
