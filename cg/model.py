@@ -195,6 +195,9 @@ class FileExtraction:
     callable_values: list[CallableValue] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name (ES modules)
     warnings: list[str] = field(default_factory=list)
+    # names that mean the same at every place of the file (Python: bound once at module level, or a
+    # builtin never bound; cg/ingest/languages/python.py ``certain_names``)
+    certain_names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

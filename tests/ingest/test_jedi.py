@@ -144,3 +144,19 @@ def test_a_name_defined_on_two_branches_reaches_both_definitions(tmp_path):
     edges, _ = resolve_extractions(settings, extractions)
     called = {e.dst.split("::")[1] for e in edges if e.type == "CALLS" and e.src.endswith("::invoice_pages")}
     assert called == {"batched", "_batched_fallback"}
+
+
+def test_sharing_the_answer_of_a_certain_name_changes_no_edge(monkeypatch):
+    """jedi asked once per certain name and expression (jedi_resolver.shared_sites) gives the same CALLS
+    edges, targets, lines, resolvers and confidences as jedi asked at every call."""
+    from cg.ingest.resolve import jedi_resolver
+
+    # one worker: with two, which worker's caches see which file first is a race, and jedi's answers at
+    # its inference limits follow that order whatever is shared
+    shared, summary = calls("jedi", jedi_workers=1)
+    monkeypatch.setattr(jedi_resolver, "shared_sites", lambda ex: {})
+    every, every_summary = calls("jedi", jedi_workers=1)
+    assert summary.jedi_sites < every_summary.jedi_sites
+    assert {k: (e.line, e.resolved_by, e.confidence) for k, e in shared.items()} == {
+        k: (e.line, e.resolved_by, e.confidence) for k, e in every.items()
+    }

@@ -285,3 +285,70 @@ def test_jedi_is_asked_about_calls_before_operands():
     kinds = ["operand" if (line, column) in operands else "call" for line, column, _ in asked]
     assert kinds == sorted(kinds)  # every call ("call") before every operand ("operand")
     assert kinds.count("operand") == 2  # `if batch` and `len(batch)`; `valid_next(tokens)` is a call's value
+
+
+CERTAIN = '''"""Invoice exports."""
+import csv as table
+from shop.billing.totals import invoice_total
+from shop.billing import rates
+
+
+def render(invoice):
+    return str(invoice_total(invoice))
+
+
+def export(invoices, path):
+    rows = [render(i) for i in invoices]
+    for row in rows:
+        table.writer(path).writerow(row)
+        print(len(row), invoice_total(row), table.writer(path))
+    rates.refresh()
+    return sorted(rows, key=len), rates.refresh()
+
+
+def reprice(invoices, rates_by_day):
+    render = rates_by_day.get
+    return [render(i) for i in invoices]
+'''
+
+
+def test_names_bound_once_at_module_level_are_certain_and_jedi_is_asked_once_per_expression():
+    """A name whose only binding in the file is one module-level def, class or import (or a builtin the
+    file never binds) means the same thing at every call: jedi is asked at its first call and the answer
+    stands for the others. Passed as a value, rebound, or shadowed anywhere in the file, it is not."""
+    from cg.ingest.resolve.jedi_resolver import positions_of, shared_sites
+
+    ex = extract_source("shop/billing/export.py", CERTAIN)
+    assert {"table", "invoice_total", "rates", "str", "print"} <= ex.certain_names
+    assert "len" not in ex.certain_names  # handed to sorted() as a key
+    assert "render" not in ex.certain_names  # a local of reprice shadows the module's render
+    shared = shared_sites(ex)
+    by_position = {(c.line, c.column): c.callee for c in ex.calls}
+    repeated = sorted(by_position[p] for p in shared)
+    assert repeated == ["invoice_total", "rates.refresh", "table.writer"]
+    asked = {(line, column) for line, column, _ in positions_of(ex, frozenset())}
+    assert not asked & set(shared) and set(shared.values()) <= asked
+    assert all(by_position[first] == by_position[repeat] for repeat, first in shared.items())
+
+
+def test_loops_over_builtins_and_repositories_without_the_dunder_ask_jedi_nothing():
+    """`for` is asked only where some repository class defines `__iter__` or `__next__`, and never over
+    a certain builtin's own object (`enumerate(rows)`, `len(rows) + 1`); an `iter()` of it still is."""
+    from cg.ingest.resolve.jedi_resolver import positions_of
+
+    source = (
+        '"""Ledger rows."""\n\n\ndef post(ledger, rows):\n'
+        "    for index, row in enumerate(rows):\n        ledger.add(index, row)\n"
+        "    for entry in ledger:\n        entry.close()\n"
+        "    for entry in iter(ledger):\n        entry.close()\n"
+        "    return len(rows) + 1\n"
+    )
+    ex = extract_source("shop/billing/ledger.py", source)
+    protocol = {(c.line, c.column): c.callee for c in ex.calls if c.via in ("iter", "operator")}
+
+    def asked(names):
+        positions = [(line, column) for line, column, _ in positions_of(ex, names)]
+        return sorted(protocol[p] for p in positions if p in protocol)
+
+    assert asked(frozenset()) == []
+    assert asked(frozenset({"__iter__", "__add__"})) == ["iter()", "ledger", "ledger"]  # iter() of ledger; its argument

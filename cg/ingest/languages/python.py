@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import tree_sitter_python
 from tree_sitter import Language as Grammar
-from tree_sitter import Node, Parser
+from tree_sitter import Node, Parser, Query, QueryCursor
 
 from cg.ingest.languages.base import first_error_line, module_text
 from cg.ingest.languages.base import node_text as _text
@@ -48,6 +48,7 @@ from cg.model import (
 )
 
 PY_LANGUAGE = Grammar(tree_sitter_python.language())
+BUILTIN_NAMES = frozenset(dir(builtins))
 DEF_TYPES = {"function_definition", "class_definition"}
 # Builtins and standard functions that call the functions they are handed (an edge from the caller), with
 # the argument slots that hold the function: the 0-based positions and the keywords. Only those slots: the
@@ -278,7 +279,76 @@ class PythonExtractor:
         walker = _Walker(record, lines, out)
         walker.walk(root, [module])
         out.symbols.insert(0, walker.module_symbol(root, module))
+        if not any(imp.name == "*" for imp in out.imports):  # a star import may bind any name
+            out.certain_names = certain_names(root)
         return out
+
+
+_IDENTIFIERS = Query(PY_LANGUAGE, "(identifier) @name")
+# Where an identifier only reads the name (so a second one there cannot change what the name means)
+_READS = {("call", "function"), ("attribute", "object"), ("argument_list", None)}
+
+
+def certain_names(root: Node) -> frozenset[str]:
+    """Names that mean the same thing at every place of the file: bound exactly once, by a module-level
+    ``def``, ``class`` or import (or never, for a builtin), and otherwise only called, read as the head of
+    an attribute, or passed as a positional argument. Any other occurrence (an assignment, a parameter,
+    a loop target, a keyword value, a nested binding, a second import) makes the name uncertain.
+
+    jedi's answer at one call of such a name (or of a dotted chain starting at it: ``rates.refresh``)
+    is its answer at every call, so jedi is asked once per file and expression
+    (cg/ingest/resolve/jedi_resolver.py ``shared_sites``): in a test suite that calls ``mi.chunked`` or
+    ``len`` hundreds of times, that is a large share of jedi's questions. Counted with a tree-sitter
+    query (one pass in C over the tree) rather than in the walk, which skips some identifiers."""
+    others: dict[str, list[Node]] = {}
+    seen: set[str] = set()
+    for node in QueryCursor(_IDENTIFIERS).captures(root).get("name", []):
+        parent = node.parent
+        if parent is None:
+            continue
+        if parent.type == "attribute" and parent.child_by_field_name("attribute") == node:
+            continue  # `invoice.total`: an attribute name, not a use of a variable `total`
+        if parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
+            continue  # `sorted(rows, key=...)`: a parameter's name in the callee
+        name = _text(node)
+        seen.add(name)
+        field_of = None
+        if parent.type == "call":
+            field_of = "function" if parent.child_by_field_name("function") == node else "arguments"
+        elif parent.type == "attribute":
+            field_of = "object"
+        if (parent.type, field_of) not in _READS:
+            others.setdefault(name, []).append(node)
+    certain = set()
+    for name in seen:
+        bindings = others.get(name, [])
+        if (not bindings and name in BUILTIN_NAMES) or (len(bindings) == 1 and _module_binding(bindings[0])):
+            certain.add(name)
+    return frozenset(certain)
+
+
+def _module_binding(node: Node) -> bool:
+    """Whether ``node`` names what a module-level ``def``, ``class``, ``import x [as y]`` or ``from m
+    import x [as y]`` binds."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("function_definition", "class_definition") and parent.child_by_field_name("name") == node:
+        holder = parent.parent
+        if holder is not None and holder.type == "decorated_definition":
+            holder = holder.parent
+        return holder is not None and holder.type == "module"
+    if parent.type == "aliased_import":
+        statement, bound = parent.parent, parent.child_by_field_name("alias") == node
+    elif parent.type == "dotted_name" and parent.parent is not None:
+        statement = parent.parent
+        if statement.type == "import_from_statement":  # `from m import x`: x, never m's parts
+            bound = statement.child_by_field_name("module_name") != parent and parent.named_child_count == 1
+        else:  # `import a.b` binds a
+            bound = statement.type == "import_statement" and parent.named_children[0] == node
+    else:
+        return False
+    return bound and statement is not None and statement.parent is not None and statement.parent.type == "module"
 
 
 _MAX_SPLIT_DEPTH = 3
@@ -949,7 +1019,7 @@ LANGUAGE = Language(
     test_names=r"^test_.*\.py$|_test\.py$|^conftest\.py$",
     comment="#",
     import_line=import_line,
-    builtins=frozenset(dir(builtins)),
+    builtins=BUILTIN_NAMES,
     extractor=PythonExtractor,
     module_system=ModuleSystem.PYTHON,
     file_module=module_name,

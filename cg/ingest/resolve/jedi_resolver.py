@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -63,6 +64,7 @@ class JediReport:
     files: int = 0
     sites: int = 0
     answered: int = 0
+    shared: int = 0  # calls not asked: another call of the same certain name was, and its answer holds
     workers: int = 0
     seconds: float = 0.0
     timed_out: list[str] = field(default_factory=list)
@@ -254,14 +256,64 @@ def resolve_file(task: tuple[str, str, list[Query], float]) -> tuple[str, dict[P
     return path, answers, status
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# The dunders without which a protocol site (`for`, `with`, `next()`) can have no edge: a repository
+# whose classes define none of them asks jedi about none of its loops.
+PROTOCOL_DUNDERS = {"iter": ("__iter__", "__next__"), "with": ("__enter__", "__exit__"), "next": ("__next__",)}
+# Builtins whose result is always a builtin object (the constructors of builtin types, predicates,
+# len/range/enumerate/zip ...): `for i, row in enumerate(rows)` or `len(rows) + 1` runs nothing of the
+# repository when the name is the builtin (certain in the file). Left out: iter, next, reversed, min,
+# max, sum, abs, round, getattr, type, super: their result can be a repository object.
+BUILTIN_RESULTS = frozenset(
+    "bool bytearray bytes callable chr dict dir divmod enumerate filter float format frozenset hasattr "
+    "hash hex id int isinstance issubclass len list map oct open ord range repr set slice sorted str "
+    "tuple zip".split()
+)
+_BUILTIN_CALL = re.compile(r"([A-Za-z_]\w*)\(\)")
+
+
+def shared_sites(ex: FileExtraction) -> dict[Position, Position]:
+    """Calls whose answer is another call's: the same plain name or dotted chain (``invoice_total``,
+    ``mi.chunked``), headed by a name that means the same at every place of the file
+    (``FileExtraction.certain_names``), map to the first such call. jedi is asked there only; its answer
+    stands for the rest (a chain through a call, ``make(a).run``, is asked each time: jedi may infer a
+    return from the arguments)."""
+    if not ex.certain_names:
+        return {}
+    first: dict[str, Position] = {}
+    shared: dict[Position, Position] = {}
+    for call in ex.calls:
+        if call.via != "call" or not _DOTTED.fullmatch(call.callee):
+            continue
+        if call.callee.split(".", 1)[0] not in ex.certain_names:
+            continue
+        position = (call.line, call.column)
+        earlier = first.setdefault(call.callee, position)
+        if earlier != position:
+            shared[position] = earlier
+    return shared
+
+
 def positions_of(ex: FileExtraction, names: frozenset[str]) -> list[Query]:
     """Every place in the file jedi is asked about: call sites, imported names, base classes, attribute
     reads whose name is a property somewhere in the repository, and operands of operators whose dunder
     some repository class defines (``names`` holds both: cg/ingest/resolve/python.py ``jedi_names``);
-    an ``a + b`` in a repository without ``__add__`` costs nothing."""
+    an ``a + b`` in a repository without ``__add__`` costs nothing, nor does a ``for`` loop in one
+    without ``__iter__``/``__next__`` (``PROTOCOL_DUNDERS``), nor an operand that is a certain builtin's
+    own object (``BUILTIN_RESULTS``). A call whose answer another call of the file gives is not asked
+    (``shared_sites``)."""
     seen: dict[Position, bool] = {}
     operands: list[Position] = []
+    shared = shared_sites(ex)
     for call in ex.calls:
+        if (call.line, call.column) in shared:
+            continue  # another call of the same certain name is asked (run_jedi copies its answer here)
+        if call.via in PROTOCOL_DUNDERS or call.via == "operator":
+            built = _BUILTIN_CALL.fullmatch(call.callee)
+            if built is not None and built.group(1) in BUILTIN_RESULTS and built.group(1) in ex.certain_names:
+                continue  # `for row in enumerate(rows)`: a builtin's own object
+        if call.via in PROTOCOL_DUNDERS and not any(name in names for name in PROTOCOL_DUNDERS[call.via]):
+            continue
         if call.via == "operator":
             if any(name in names for name in call.protocol.split()):
                 operands.append((call.line, call.column))
@@ -296,10 +348,12 @@ def run_jedi(
     results = JediResults()
     report = results.report
     tasks = []
+    shared: dict[str, dict[Position, Position]] = {}
     for ex in extractions:
         if not resolved_by_python(ex.file.language):
             continue
         positions = positions_of(ex, names)
+        shared[ex.file.path] = shared_sites(ex)
         if positions:
             tasks.append((ex.file.path, str(root / ex.file.path), positions, budget))
     report.files = len(tasks)
@@ -321,7 +375,7 @@ def run_jedi(
         parso.cache.parser_cache.clear()
         _init_worker(str(root))
         report.workers = 0
-        _collect(results, map(resolve_file, tasks), progress)
+        _collect(results, map(resolve_file, tasks), progress, shared)
         report.seconds = time.perf_counter() - started
         return results
     report.workers = count
@@ -331,7 +385,7 @@ def run_jedi(
     )
     try:
         with _stop_on_sigterm(pool):
-            _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress)
+            _collect(results, pool.map(resolve_file, tasks, chunksize=1), progress, shared)
     except BrokenProcessPool:  # a worker died (out of memory, a crash in a C extension): names take over
         stop_workers(pool)
         report.failed.extend(
@@ -383,11 +437,15 @@ def _stop_on_sigterm(pool: ProcessPoolExecutor) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _collect(results: JediResults, outcomes, progress) -> None:
+def _collect(results: JediResults, outcomes, progress, shared: dict[str, dict[Position, Position]]) -> None:
     report = results.report
     for path, answers, status in outcomes:
         results.answers[path] = answers
         report.answered += len(answers)
+        for repeat, first in shared.get(path, {}).items():
+            if first in answers:
+                answers[repeat] = answers[first]
+                report.shared += 1
         if status == "timeout":
             report.timed_out.append(path)
         elif status != "ok":
