@@ -4,6 +4,7 @@ time budget, and the PyCG-style `cg callgraph` output."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -160,3 +161,29 @@ def test_sharing_the_answer_of_a_certain_name_changes_no_edge(monkeypatch):
     assert {k: (e.line, e.resolved_by, e.confidence) for k, e in shared.items()} == {
         k: (e.line, e.resolved_by, e.confidence) for k, e in every.items()
     }
+
+
+def test_a_module_rewritten_with_an_older_mtime_is_read_anew_not_from_jedis_cache(tmp_path):
+    """parso trusts a cached parse of an imported module while the file is not newer than the pickle:
+    content copied in with its old mtime (`cp -p`, `tar x`, `rsync -a`) kept jedi on the old tree, and a
+    call into it mapped to lines that no longer hold the definition (the edge became a name guess or
+    vanished). A cached tree is used only when its lines are the file's lines."""
+    repo = tmp_path / "billing"
+    repo.mkdir()
+    (repo / "fees.py").write_text("def card_fee(cents):\n    return cents * 3 // 100\n")
+    (repo / "checkout.py").write_text("from fees import card_fee\n\n\ndef total(cents):\n    return card_fee(cents)\n")
+    settings = load_settings(repo, resolver="jedi", jedi_workers=1)
+
+    def card_fee_lines():
+        extractions, _ = extract_repository(settings)
+        edges, _ = resolve_extractions(settings, extractions)
+        return {(e.dst, e.resolved_by) for e in edges if e.type == "CALLS" and e.src.endswith("::total")}
+
+    assert card_fee_lines() == {("fees.py::card_fee", "jedi")}
+    old = (repo / "fees.py").stat().st_mtime - 3600
+    (repo / "fees.py").write_text(
+        '"""Fees."""\n\nRATE = 3\n\n\ndef sepa_fee(cents):\n    return 35\n\n\ndef card_fee(cents):\n'
+        "    return cents * RATE // 100\n"
+    )
+    os.utime(repo / "fees.py", (old, old))
+    assert card_fee_lines() == {("fees.py::card_fee", "jedi")}

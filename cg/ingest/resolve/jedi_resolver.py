@@ -151,10 +151,44 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="cg-parent-watchdog", daemon=True).start()
 
 
+def _content_checked(load_module):
+    """parso's ``load_module`` that returns a cached tree only when its lines are the file's lines.
+
+    parso keeps parsed modules in memory and pickled on disk, and trusts one while the file's mtime is
+    not newer than the cache entry. A file replaced by content with an older mtime (``cp -p``, ``tar
+    x``, ``rsync -a``, an edit within the cache entry's second) then stays parsed as it was: jedi
+    answers from the old tree, and its lines no longer hold the definitions (the shop's jedi edges
+    turned into name guesses with a cache left from an earlier version of a file). Reading the file
+    again costs a read and a split; parsing, which the cache saves, costs far more."""
+    import parso.cache
+    from parso.utils import python_bytes_to_unicode, split_lines
+
+    def checked(hashed_grammar, file_io, cache_path=None):
+        node = load_module(hashed_grammar, file_io, cache_path=cache_path)
+        if node is None:
+            return None
+        item = parso.cache.parser_cache.get(hashed_grammar, {}).get(file_io.path)
+        try:
+            lines = split_lines(python_bytes_to_unicode(file_io.read()), keepends=True)
+        except (OSError, UnicodeDecodeError):
+            return None
+        if item is None or item.lines != lines:
+            parso.cache.parser_cache.get(hashed_grammar, {}).pop(file_io.path, None)
+            return None  # parsed anew, and saved over the stale entry
+        return node
+
+    checked.content_checked = True  # type: ignore[attr-defined]
+    return checked
+
+
 def _init_worker(root: str, parent: int | None = None) -> None:
     global _PROJECT, _ENVIRONMENT, _ROOT
     import jedi
+    import parso.grammar
     from jedi.inference import dynamic_params
+
+    if not getattr(parso.grammar.load_module, "content_checked", False):
+        parso.grammar.load_module = _content_checked(parso.grammar.load_module)
 
     if parent is not None:
         die_with_parent(parent)
