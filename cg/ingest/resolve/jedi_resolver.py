@@ -177,7 +177,7 @@ def _content_checked(load_module):
             return None  # parsed anew, and saved over the stale entry
         return node
 
-    checked.content_checked = True  # type: ignore[attr-defined]
+    checked.content_checked = True
     return checked
 
 
