@@ -23,6 +23,14 @@ def calls(resolver: str, **overrides):
     return {(e.src, e.dst): e for e in edges if e.type == "CALLS"}, summary
 
 
+def tree_calls(repo) -> list:
+    """The CALLS edges of a small tree, jedi in one worker (in process for so few sites)."""
+    settings = load_settings(repo, resolver="jedi", jedi_workers=1)
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    return [e for e in edges if e.type == "CALLS"]
+
+
 @pytest.fixture(scope="module")
 def jedi_calls():
     return calls("jedi")[0]
@@ -122,10 +130,7 @@ def test_non_ascii_text_before_a_call_does_not_cost_the_answer(tmp_path):
         'def greet():\n    label = "おはようございます"; return shout(label)\n',
         encoding="utf-8",
     )
-    settings = load_settings(tmp_path, resolver="jedi", jedi_workers=1)
-    extractions, _ = extract_repository(settings)
-    edges, _ = resolve_extractions(settings, extractions)
-    edge = next(e for e in edges if e.type == "CALLS" and e.src.endswith("::greet") and e.dst.endswith("::shout"))
+    edge = next(e for e in tree_calls(tmp_path) if e.src.endswith("::greet") and e.dst.endswith("::shout"))
     assert edge.resolved_by == "jedi"
 
 
@@ -140,10 +145,7 @@ def test_a_name_defined_on_two_branches_reaches_both_definitions(tmp_path):
         "def invoice_pages(invoices):\n    return batched(invoices, 50)\n",
         encoding="utf-8",
     )
-    settings = load_settings(tmp_path, resolver="jedi", jedi_workers=1)
-    extractions, _ = extract_repository(settings)
-    edges, _ = resolve_extractions(settings, extractions)
-    called = {e.dst.split("::")[1] for e in edges if e.type == "CALLS" and e.src.endswith("::invoice_pages")}
+    called = {e.dst.split("::")[1] for e in tree_calls(tmp_path) if e.src.endswith("::invoice_pages")}
     assert called == {"batched", "_batched_fallback"}
 
 
@@ -172,12 +174,9 @@ def test_a_module_rewritten_with_an_older_mtime_is_read_anew_not_from_jedis_cach
     repo.mkdir()
     (repo / "fees.py").write_text("def card_fee(cents):\n    return cents * 3 // 100\n")
     (repo / "checkout.py").write_text("from fees import card_fee\n\n\ndef total(cents):\n    return card_fee(cents)\n")
-    settings = load_settings(repo, resolver="jedi", jedi_workers=1)
 
     def card_fee_lines():
-        extractions, _ = extract_repository(settings)
-        edges, _ = resolve_extractions(settings, extractions)
-        return {(e.dst, e.resolved_by) for e in edges if e.type == "CALLS" and e.src.endswith("::total")}
+        return {(e.dst, e.resolved_by) for e in tree_calls(repo) if e.src.endswith("::total")}
 
     assert card_fee_lines() == {("fees.py::card_fee", "jedi")}
     old = (repo / "fees.py").stat().st_mtime - 3600
