@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +188,27 @@ def test_a_module_rewritten_with_an_older_mtime_is_read_anew_not_from_jedis_cach
     )
     os.utime(repo / "fees.py", (old, old))
     assert card_fee_lines() == {("fees.py::card_fee", "jedi")}
+
+
+def test_a_truncated_cache_entry_left_by_a_killed_worker_costs_no_answer(tmp_path):
+    """parso pickled each parsed module straight into its cache file: a worker killed mid-write (Ctrl-C,
+    SIGKILL, out of memory) left a truncated pickle, and every later run lost jedi's answer at each call
+    into that module (EOFError inside jedi, one site at a time). Entries are now written whole or not
+    at all, and one that cannot be read is parsed anew and replaced."""
+    import jedi
+    import parso.cache
+
+    repo = tmp_path / "billing"
+    repo.mkdir()
+    (repo / "fees.py").write_text("def card_fee(cents):\n    return cents * 3 // 100\n")
+    (repo / "checkout.py").write_text("from fees import card_fee\n\n\ndef total(cents):\n    return card_fee(cents)\n")
+    assert {e.resolved_by for e in tree_calls(repo) if e.src.endswith("::total")} == {"jedi"}
+    fees = (repo / "fees.py").resolve()
+    grammar = next(g for g, modules in parso.cache.parser_cache.items() if fees in modules)
+    entry = Path(parso.cache._get_hashed_path(grammar, fees, cache_path=Path(jedi.settings.cache_directory)))
+    assert entry.is_file() and not list(entry.parent.glob(".cg-*.tmp"))  # no temporary file left behind
+    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])  # as a kill mid-write left it
+    parso.cache.parser_cache.clear()  # a new run: only the disk cache is left
+    assert {e.resolved_by for e in tree_calls(repo) if e.src.endswith("::total")} == {"jedi"}
+    with entry.open("rb") as whole:  # replaced by a readable entry
+        assert pickle.load(whole).lines  # noqa: S301 - jedi's own cache, written by this test's run

@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -164,7 +164,12 @@ def _content_checked(load_module):
     from parso.utils import python_bytes_to_unicode, split_lines
 
     def checked(hashed_grammar, file_io, cache_path=None):
-        node = load_module(hashed_grammar, file_io, cache_path=cache_path)
+        try:
+            node = load_module(hashed_grammar, file_io, cache_path=cache_path)
+        except Exception:  # noqa: BLE001 - a truncated or foreign pickle: parse anew, write it whole
+            with suppress(OSError):
+                os.unlink(parso.cache._get_hashed_path(hashed_grammar, file_io.path, cache_path=cache_path))
+            return None
         if node is None:
             return None
         item = parso.cache.parser_cache.get(hashed_grammar, {}).get(file_io.path)
@@ -181,6 +186,27 @@ def _content_checked(load_module):
     return checked
 
 
+def _save_whole(hashed_grammar, path, item, cache_path=None) -> None:
+    """parso's cache write, made atomic: pickled into a temporary file beside the entry, then renamed
+    over it. parso opened the entry itself and pickled into it, so a worker killed mid-write (Ctrl-C,
+    SIGKILL, out of memory) left a truncated entry, and every later run lost jedi's answers at the calls
+    into that module (EOFError inside jedi, caught one site at a time: silently fewer edges)."""
+    import pickle
+
+    import parso.cache
+
+    target = parso.cache._get_hashed_path(hashed_grammar, path, cache_path=cache_path)
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".cg-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(item, out, pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _init_worker(root: str, parent: int | None = None) -> None:
     global _PROJECT, _ENVIRONMENT, _ROOT
     import jedi
@@ -189,6 +215,7 @@ def _init_worker(root: str, parent: int | None = None) -> None:
 
     if not getattr(parso.grammar.load_module, "content_checked", False):
         parso.grammar.load_module = _content_checked(parso.grammar.load_module)
+        parso.cache._save_to_file_system = _save_whole
 
     if parent is not None:
         die_with_parent(parent)
