@@ -244,6 +244,7 @@ def _summary_text(s) -> str:
             2,
             f"jedi: answered {s.jedi_answered} of {_n(s.jedi_sites, 'site')}"
             + (f" with {_n(s.jedi_workers, 'worker')}" if s.jedi_workers else " in process")
+            + (f"; {_n(s.jedi_shared, 'more call')} took the answer of the same name" if s.jedi_shared else "")
             + (f"; over the time budget, fell back to names: {', '.join(s.jedi_timed_out)}" if s.jedi_timed_out else "")
             + (f"; failed: {len(s.jedi_failed)} ({'; '.join(s.jedi_failed[:3])})" if s.jedi_failed else ""),
         )

@@ -118,6 +118,7 @@ class IndexSummary:
     resolver: str = "name"
     jedi_sites: int = 0
     jedi_answered: int = 0
+    jedi_shared: int = 0  # calls not asked: they took the answer of another call of the same certain name
     jedi_workers: int = 0
     jedi_timed_out: list[str] = field(default_factory=list)
     jedi_failed: list[str] = field(default_factory=list)
@@ -275,6 +276,7 @@ def resolve_files(
                 report.workers,
             )
             summary.jedi_timed_out, summary.jedi_failed = report.timed_out, report.failed
+            summary.jedi_shared = report.shared
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
