@@ -355,17 +355,19 @@ def shared_sites(ex: FileExtraction) -> dict[Position, Position]:
     return shared
 
 
-def positions_of(ex: FileExtraction, names: frozenset[str]) -> list[Query]:
+def positions_of(
+    ex: FileExtraction, names: frozenset[str], shared: dict[Position, Position] | None = None
+) -> list[Query]:
     """Every place in the file jedi is asked about: call sites, imported names, base classes, attribute
     reads whose name is a property somewhere in the repository, and operands of operators whose dunder
     some repository class defines (``names`` holds both: cg/ingest/resolve/python.py ``jedi_names``);
     an ``a + b`` in a repository without ``__add__`` costs nothing, nor does a ``for`` loop in one
     without ``__iter__``/``__next__`` (``PROTOCOL_DUNDERS``), nor an operand that is a certain builtin's
     own object (``BUILTIN_RESULTS``). A call whose answer another call of the file gives is not asked
-    (``shared_sites``)."""
+    (``shared_sites``, computed here unless the caller already has it)."""
     seen: dict[Position, bool] = {}
     operands: list[Position] = []
-    shared = shared_sites(ex)
+    shared = shared_sites(ex) if shared is None else shared
     for call in ex.calls:
         if (call.line, call.column) in shared:
             continue  # another call of the same certain name is asked (run_jedi copies its answer here)
@@ -413,8 +415,8 @@ def run_jedi(
     for ex in extractions:
         if not resolved_by_python(ex.file.language):
             continue
-        positions = positions_of(ex, names)
         shared[ex.file.path] = shared_sites(ex)
+        positions = positions_of(ex, names, shared[ex.file.path])
         if positions:
             tasks.append((ex.file.path, str(root / ex.file.path), positions, budget))
     report.files = len(tasks)
