@@ -189,6 +189,9 @@ def check_backoff_impact(data: dict) -> None:
         "tests/test_retry.py::test_schedule_payment_retry_enqueues_job_at_backoff_time",
         "tests/test_retry.py::test_schedule_payment_retry_raises_when_exhausted",
         "tests/test_retry.py::test_failed_charge_is_retried_by_worker",
+        # through the `app` fixture: app.service.charge_invoice(invoice), charge_invoice being unique
+        "tests/test_webhooks.py::test_invoice_payment_failed_schedules_retry",
+        "tests/test_webhooks.py::test_invoice_paid_marks_invoice_paid",
     }
     assert data["importers"] == [{"file": "tests/test_retry.py", "imports": BACKOFF, "line": 9}]
     assert data["subclasses"] == [] and data["overrides"] == []

@@ -244,6 +244,39 @@ def test_a_method_on_an_untyped_parameter_is_guessed_only_when_its_name_is_uniqu
     assert not any("append" in dst or "refund" in dst for dst, how in calls if how != "unresolved")
 
 
+def test_a_method_reached_through_a_fixture_attribute_chain_is_guessed_when_unique(tmp_path):
+    """``app.service.charge_invoice(invoice)`` in a test whose ``app`` is a pytest fixture: neither jedi
+    nor a stated type knows ``app``, but one class has a ``charge_invoice``, so the chain gets the
+    same ``unique`` guess as ``service.charge_invoice`` would (tests reached through fixtures counted
+    in impact). A method two unrelated classes define, or a builtin type's, stays unresolved."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "service.py").write_text(
+        "class PaymentService:\n"
+        "    def charge_invoice(self, invoice):\n        return invoice\n\n"
+        "    def refund(self, payment):\n        return payment\n\n\n"
+        "class Ledger:\n    def refund(self, entry):\n        return entry\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_webhooks.py").write_text(
+        "def test_invoice_paid(app, invoice):\n"
+        "    payment = app.service.charge_invoice(invoice)\n"
+        "    app.service.refund(payment)\n"
+        "    app.queue.append(payment)\n"
+    )
+    for resolver in ("name", "jedi"):
+        settings = load_settings(tmp_path, resolver=resolver, jedi_workers=1)
+        extractions, _ = extract_repository(settings)
+        edges, _ = resolve_extractions(settings, extractions)
+        calls = {
+            (e.dst, e.resolved_by)
+            for e in edges
+            if e.type == "CALLS" and e.src == "tests/test_webhooks.py::test_invoice_paid"
+        }
+        assert ("shop/service.py::PaymentService.charge_invoice", "unique") in calls, (resolver, calls)
+        assert not any("refund" in dst or "append" in dst for dst, how in calls if how != "unresolved"), calls
+
+
 def test_external_names_follow_the_published_convention():
     assert external_name("builtins.len") == "<builtin>.len"
     assert external_name("json.dumps") == "json.dumps"

@@ -953,9 +953,14 @@ class Resolver:
         that name (``append``, ``get``, ``items`` could be a list's or a dict's), the family, marked
         ``unique`` (a guess, with its lower confidence). The receiver must be a parameter of the caller
         or an enclosing function, or a name the caller's own body binds, so a module or class of that
-        name is ruled out."""
-        head, _, name = call.callee.partition(".")
-        if not name.isidentifier() or head in ("self", "cls") or name in _BUILTIN_METHODS:
+        name is ruled out. The receiver may be an attribute chain off such a name
+        (``app.service.charge_invoice(invoice)`` on a pytest fixture ``app``): what the attributes hold
+        is as unknown as the name itself, and the method's name decides alike."""
+        head, _, rest = call.callee.partition(".")
+        name = rest.rsplit(".", 1)[-1]
+        if not all(part.isidentifier() for part in rest.split(".")) or head in ("self", "cls"):
+            return []
+        if name in _BUILTIN_METHODS:
             return []
         family = self._method_family(name)
         if not family or self.typed_name(head, caller) is not None:
