@@ -53,6 +53,7 @@ from results import machine_line, write_section  # noqa: E402
 from cg.api import open_index  # noqa: E402
 from cg.ingest.walk import module_name  # noqa: E402
 from cg.lexical import analyze  # noqa: E402
+from cg.queries.query import Ranking  # noqa: E402
 
 CHORE = re.compile(
     r"\b(bump|release[sd]?|releasing|version|typos?|changelog|newsfragments?|lint|pre-commit|black|ruff|"
@@ -81,6 +82,10 @@ class Pair:
     behind: int = 0  # first-parent commits between the snapshot and the parent
     names_gold: bool = False
     cg_ranks: list[int | None] = field(default_factory=list)
+    # the same search ranked by each fusion cg has (``fusion = "score"``, the hand-set weights, and
+    # ``"learned"``, benchmarks/fit_ranker.py's model, fitted on the question sets, never on a commit)
+    score_ranks: list[int | None] = field(default_factory=list)
+    learned_ranks: list[int | None] = field(default_factory=list)
     bm25_ranks: list[int | None] = field(default_factory=list)
 
 
@@ -215,6 +220,7 @@ def run(source: Path, commits: int, snapshots: int) -> Outcome:
                     writer.index()
                 index_seconds += time.perf_counter() - t
                 with open_index(work, history_commits=0) as idx:
+                    default = idx.ranking
                     units = windows(work)
                     bm25 = BM25([w.text for w in units])
                     for pair in group:
@@ -232,13 +238,22 @@ def run(source: Path, commits: int, snapshots: int) -> Outcome:
                         pair.behind = positions.get(pair.parent, 0) - positions.get(snapshot, 0)
                         words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", pair.question)}
                         pair.names_gold = any(g.rsplit(".", 1)[-1].lower() in words for g in pair.gold)
-                        hits = [h.symbol.get("qualname") for h in idx.search(pair.question, limit=K).hits]
-                        pair.cg_ranks = [next((r for r, q in enumerate(hits, 1) if q == g), None) for g in pair.gold]
+                        pair.cg_ranks = gold_ranks(idx, pair, default)
+                        pair.score_ranks = gold_ranks(idx, pair, default.with_fusion("score"))
+                        pair.learned_ranks = gold_ranks(idx, pair, default.with_fusion("learned"))
+                        idx.ranking = default
                         top = [units[i] for i in bm25.top(pair.question, K)]
                         pair.bm25_ranks = ranks(top, [where[g] for g in pair.gold])
                         kept.append(pair)
                 print(f"snapshot {snapshot[:10]}: {len(group)} commits, {time.perf_counter() - t:.0f}s", flush=True)
     return Outcome(label, kept, len(groups), dropped_gold, index_seconds)
+
+
+def gold_ranks(idx, pair: Pair, ranking) -> list[int | None]:  # noqa: ANN001 - an open cg.api.Index
+    """Where each gold definition of ``pair`` comes in the first K hits of ``cg search`` ranked by ``ranking``."""
+    idx.ranking = ranking
+    hits = [h.symbol.get("qualname") for h in idx.search(pair.question, limit=K).hits]
+    return [next((r for r, q in enumerate(hits, 1) if q == g), None) for g in pair.gold]
 
 
 def project_name(source: Path) -> str:
@@ -289,8 +304,12 @@ def report(outcomes: list[Outcome], wall: float) -> None:
     lines += [
         *([f"- whole run {wall:.0f}s."] if wall else []),
         "",
-        "| project | questions | n | cg recall@10 | cg MRR | BM25 windows recall@10 | BM25 MRR |",
-        "|---|---|---|---|---|---|---|",
+        f"cg = `cg search` with its defaults (fusion = {Ranking.default().fusion!r}); score and learned: the"
+        " same search with each fusion (the learned model was fitted on the question sets, never on a commit).",
+        "",
+        "| project | questions | n | cg recall@10 | cg MRR | score recall@10 | score MRR | learned recall@10"
+        " | learned MRR | BM25 windows recall@10 | BM25 MRR |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     everything = [p for o in outcomes for p in o.pairs]
     for label, pairs in [*((o.label, o.pairs) for o in outcomes), ("all", everything)]:
@@ -300,9 +319,12 @@ def report(outcomes: list[Outcome], wall: float) -> None:
             ("message names none", [p for p in pairs if not p.names_gold]),
         ):
             cg_r, cg_m = score([p.cg_ranks for p in subset])
+            sc_r, sc_m = score([p.score_ranks for p in subset])
+            le_r, le_m = score([p.learned_ranks for p in subset])
             bm_r, bm_m = score([p.bm25_ranks for p in subset])
             lines.append(
-                f"| {label} | {subset_label} | {len(subset)} | {cg_r:.3f} | {cg_m:.3f} | {bm_r:.3f} | {bm_m:.3f} |"
+                f"| {label} | {subset_label} | {len(subset)} | {cg_r:.3f} | {cg_m:.3f} | {sc_r:.3f} | {sc_m:.3f}"
+                f" | {le_r:.3f} | {le_m:.3f} | {bm_r:.3f} | {bm_m:.3f} |"
             )
             print(label, subset_label, len(subset), f"cg {cg_r:.3f}/{cg_m:.3f} bm25 {bm_r:.3f}/{bm_m:.3f}", flush=True)
     write_section("Commit-mined localization (benchmarks/commit_questions.py)", "\n".join(lines))
