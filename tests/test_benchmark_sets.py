@@ -101,3 +101,34 @@ def test_separate_runs_are_reported_together(shop_repo: Path, tmp_path: Path) ->
     assert back == outcome
     assert commit_questions.score([p.cg_ranks for p in back.pairs]) == (1.0, 0.5)
     assert commit_questions.score([p.bm25_ranks for p in back.pairs]) == (0.0, 0.0)
+
+
+def test_explain_is_scored_on_the_steps_it_shows_with_their_code() -> None:
+    from cg.queries.evaluate import Gold
+    from cg.queries.explain import Explanation, FlowNode
+
+    explain_sets = importlib.import_module("explain_sets")
+    scheduler = FlowNode(
+        "shop/payments/retry.py::schedule_payment_retry",
+        {"qualname": "shop.payments.retry.schedule_payment_retry", "kind": "function"},
+        "seed",
+        1.0,
+        folded=[
+            {"id": "shop/payments/retry.py::RetryPolicy.allows", "qualname": "shop.payments.retry.RetryPolicy.allows"}
+        ],
+        code="def schedule_payment_retry(...): ...",
+        code_state="full",
+    )
+    dropped = FlowNode(  # in the flow, but the budget left its code out: not shown
+        "shop/payments/retry.py::compute_backoff", {"qualname": "shop.payments.retry.compute_backoff"}, "callee", 0.5
+    )
+    flow = Explanation("how is a failed payment retried?", True, nodes={n.id: n for n in (scheduler, dropped)})
+    flow.order = [scheduler.id, dropped.id]
+    gold = [
+        Gold("shop.payments.retry.schedule_payment_retry"),
+        Gold("shop.payments.retry.RetryPolicy.allows"),  # folded into the scheduler's step
+        Gold("shop.payments.retry.compute_backoff"),
+        Gold("shop.payments.service.PaymentService.retry_failed_payment"),  # not in the flow
+    ]
+    recall, steps, _ = explain_sets.score(flow, gold)
+    assert (recall, steps) == (0.5, 1)
