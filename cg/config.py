@@ -54,10 +54,10 @@ class Settings:
     jedi_budget: float = 30.0  # seconds per file before its remaining sites fall back to names
     # retrieval
     chunk_tokens: int = 256  # per unit, in the embedding model's tokens (MiniLM sees 256)
-    # score (weighted sum of normalised arm scores, then the priors below), learned (score fusion's
-    # pool ordered by the learned model, cg/queries/ranker_model.py, in place of the priors) or rrf;
-    # see cg/queries/search.py and benchmarks/RESULTS.md for why score stays the default
-    fusion: str = "score"
+    # learned (score fusion's pool ordered by the learned model, cg/queries/ranker_model.py, in place
+    # of the priors), score (weighted sum of normalised arm scores, then the priors below) or rrf;
+    # why learned is the default: docs/architecture.md "Learned ranking", benchmarks/RESULTS.md
+    fusion: str = "learned"
     rrf_k: int = 60  # RRF's k, with fusion = "rrf"
     weight_lexical: float = 1.0
     weight_vector: float = 1.0

@@ -192,8 +192,8 @@ def test_each_tool_answers_what_the_cli_json_answers(agent: Agent, repo: Path, t
 
 def test_answers_cite_path_and_lines(agent: Agent) -> None:
     hits = agent.answer("search", {"query": "payment retry", "limit": 2})["hits"]
-    assert hits[0]["qualname"] == "shop.payments.retry.schedule_payment_retry"
-    assert hits[0]["path"] == "shop/payments/retry.py" and 0 < hits[0]["start_line"] <= hits[0]["end_line"]
+    assert "shop.payments.retry.schedule_payment_retry" in [h["qualname"] for h in hits]
+    assert all(h["path"].startswith("shop/payments/") and 0 < h["start_line"] <= h["end_line"] for h in hits)
     flow = agent.answer("explain", {"query": "how is a failed payment retried?", "depth": 1})
     assert all(node["path"] and node["start_line"] <= node["end_line"] for node in flow["nodes"])
     callers = agent.answer("callers", {"symbol": "compute_backoff"})

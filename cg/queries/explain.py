@@ -266,6 +266,9 @@ def entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) -> 
     return "public" if public else "uncalled"
 
 
+SEED_STEP = 0.1  # a seed's weight falls by this much per rank (seed_weights)
+
+
 def explain(
     store: GraphReader,
     embedder: Embedder,
@@ -292,8 +295,7 @@ def explain(
         result.sources = related_sources(store, embedder, query, {})
         return result
     result.seeds = _pick_seeds(relevant or hits, seeds)  # the model said answerable: the best hits seed it
-    top = result.seeds[0].score or 1.0
-    weight = {h.id: max(h.score / top, 0.1) for h in result.seeds}
+    weight = seed_weights(result.seeds)
     role = {h.id: "seed" for h in result.seeds}
     seed_ids = list(weight)
     up = expand(store, seed_ids, "in", depth + 1, fanout)
@@ -334,6 +336,14 @@ def explain(
     shown = {i: result.nodes[i].node.get("qualname") or i for i in result.order}
     result.sources = related_sources(store, embedder, query, shown)
     return result
+
+
+def seed_weights(seeds: list[Hit]) -> dict[str, float]:
+    """Each seed's weight in the flow, from its rank among the seeds (1, 0.9, 0.8, ...), not from its
+    score: the fusions score on different scales (the hand-set one a normalised sum, the learned one
+    the odds of beating the first hit, often 0.1-0.3 for the second seed), and a seed picked as part
+    of the answer must keep its callees in the flow whichever fusion picked it."""
+    return {h.id: 1.0 - SEED_STEP * i for i, h in enumerate(seeds)}
 
 
 def callee_relevance(store: GraphReader, query: Query, hits: list[Hit]) -> Callable[[list[CallRow]], dict[str, float]]:

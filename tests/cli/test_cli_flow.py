@@ -49,11 +49,8 @@ def check_flow(data: dict) -> None:
     assert SCHEDULER in reach and POLICY in reach
     for node in data["nodes"]:
         assert node["citation"] == f"[{node['path']}:{node['start_line']}-{node['end_line']}]"
-    # the override a call through the gateway runs is part of it (the resolver's dispatch edge reaches it
-    # directly; the abstract base method, a leaf that calls nothing, is not worth a step of its own)
-    stripe = "shop/payments/gateway.py::StripeGateway.charge"
-    assert stripe in nodes
-    assert any(e["dst"] == stripe and e["type"] in ("CALLS", "DISPATCH") for e in data["edges"])
+    # the override a call through the gateway runs: tests/queries/test_search_explain.py (with the
+    # default 20 steps the learned seeds fill the flow with the retry policy and the webhook path first)
 
 
 def test_explain_failed_payment_retry_is_an_ordered_flow(indexed_shop):

@@ -41,7 +41,7 @@ def test_every_candidate_of_the_pool_has_its_features(ctx):
     # RRF throws the arms' scores away: no features, the priors order the pool; the hand-set ranking
     # does not compute them
     assert candidates(store, query, 10, Ranking.default().with_fusion("rrf"), with_features=True)[2] is None
-    assert candidates(store, query, 10, Ranking.default())[2] is None
+    assert candidates(store, query, 10, Ranking.default().with_fusion("score"))[2] is None
 
 
 def test_the_shipped_model_ranks_a_test_below_library_code_that_scores_the_same():
@@ -64,7 +64,8 @@ def test_the_shipped_model_ranks_a_test_below_library_code_that_scores_the_same(
 
 def test_learned_fusion_takes_the_shipped_model_and_score_fusion_keeps_the_priors():
     assert Ranking.from_settings(Settings(repo=Path("."), fusion="learned")).model == MODEL
-    assert Ranking.default().fusion == "score" and Ranking.default().model is None
+    assert Ranking.default().fusion == "learned" and Ranking.default().model == MODEL
+    assert Ranking.default().with_fusion("score").model is None
     assert Ranking.default().with_fusion("score").with_fusion("learned").model == MODEL
 
 
