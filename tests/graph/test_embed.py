@@ -236,7 +236,7 @@ def test_the_default_embedding_is_onnx_int8_and_torch_stays_an_option(tmp_path: 
 def test_fusion_is_a_checked_setting(tmp_path: Path):
     from cg.config import ConfigError, load_settings
 
-    assert load_settings(tmp_path).fusion == "score"
+    assert load_settings(tmp_path).fusion == "learned"  # the default (docs/architecture.md "Learned ranking")
     (tmp_path / "cg.toml").write_text('fusion = "rrf"\n')
     assert load_settings(tmp_path).fusion == "rrf"
     (tmp_path / "cg.toml").write_text('fusion = "borda"\n')
