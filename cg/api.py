@@ -205,7 +205,9 @@ class Index:
         items = load_questions(questions) if isinstance(questions, Path) else questions
         return evaluate(self.store, self.embedder, items, mode, ranking=self.ranking)
 
-    def index(self, full: bool = False, since: str | None = None, progress: Progress | None = None) -> IndexSummary:
+    def index(
+        self, full: bool = False, since: str | None = None, progress: Progress | None = None, embed: str | None = None
+    ) -> IndexSummary:
         """Bring the index up to date with the working tree (everything anew with ``full``); needs a
         session opened with ``read_only=False``. Writers of one repository take turns: a second one
         waits up to the ``index_lock_wait`` setting, then fails in one line (a Kùzu writer waits for
@@ -215,7 +217,9 @@ class Index:
         with self.store.lease(
             wait=self.settings.index_lock_wait
         ):  # a full run empties the graph inside its own run (store.run)
-            return index_repository(self.settings, self.store, self.embedder, progress, full=full, since=since)
+            return index_repository(
+                self.settings, self.store, self.embedder, progress, full=full, since=since, embed_mode=embed
+            )
 
 
 def _asked(query: Query) -> Query:
@@ -268,7 +272,7 @@ def watch(
 
     def index_once() -> IndexSummary:
         with open_index(settings.repo, backend, read_only=False, create=True, embedder=model, **overrides) as index:
-            return index.index()
+            return index.index(embed="now")  # the watcher computes what `cg index --embed later` left
 
     watch_loop(settings.repo, settings.index_dir, index_once, stop, on_indexed, debounce_ms, on_ready=on_ready)
 

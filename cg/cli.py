@@ -22,6 +22,7 @@ from rich.pager import Pager
 
 from cg.api import CypherResult, Index, open_index, quiet_model_loading
 from cg.errors import CgError, UserError
+from cg.queries.query import partial_vectors_note, unembedded
 
 app = typer.Typer(
     add_completion=False,
@@ -158,6 +159,9 @@ class _RichProgress:
             transient=False,
         )
 
+    def note(self, text: str) -> None:
+        self._progress.console.print(text, highlight=False)
+
     @contextmanager
     def stage(self, name: str, total: int) -> Iterator[Callable[[int], None]]:
         task = self._progress.add_task(name, total=max(total, 1))
@@ -178,6 +182,14 @@ def index(
         str | None, typer.Option("--since", help="Only look at files `git diff REV` names (and untracked ones).")
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit non-zero if any file could not be indexed.")] = False,
+    embed: Annotated[
+        str | None,
+        typer.Option(
+            "--embed",
+            help="now: compute the vectors in this run (the default setting, `embed`); later: store the graph"
+            " without the vectors the cache lacks, for the next `cg index` or `cg watch` to compute.",
+        ),
+    ] = None,
     wait: Annotated[
         float | None,
         typer.Option(
@@ -192,7 +204,9 @@ def index(
     with _errors():
         progress = _RichProgress() if sys.stderr.isatty() and not as_json else None
         waits: dict[str, Any] = {"index_lock_wait": wait} if wait is not None else {}
-        with open_index(path, backend, read_only=False, create=True, repo_key=repo_key, **waits) as session:
+        with open_index(
+            path, backend, read_only=False, create=True, repo_key=repo_key, embed=embed, **waits
+        ) as session:
             summary = session.index(full=full, since=since, progress=progress)
         if as_json:
             _emit(summary.as_dict())
@@ -233,6 +247,11 @@ def _summary_text(s) -> str:
         + f" ({s.resolved_share:.0%} resolved)",
         f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",
     ]
+    if s.unembedded_files or s.unembedded_commits:
+        lines.append(
+            f"vectors later: {_n(s.unembedded_files, 'file')} and {_n(s.unembedded_commits, 'commit')} stored without"
+            " them; search and explain use the full-text and graph arms there until `cg index` computes them"
+        )
     if index_line:
         lines.insert(1, index_line)
     if s.doc_sections or s.commits:
@@ -278,11 +297,16 @@ def _answer(
     render: Callable[[Any], str],
     read_only: bool = True,
     repo_key: str | None = None,
+    vectors_note: bool = False,
 ) -> None:
-    """Open the index, ask one question of it, print the answer as JSON or text."""
+    """Open the index, ask one question of it, print the answer as JSON or text. ``vectors_note``: say
+    on stderr when part of the index has no vectors yet (a ranked answer is then partly lexical)."""
     with _errors():
         with open_index(repo, backend, read_only=read_only, repo_key=repo_key) as session:
             result = ask(session)
+            missing = unembedded(session.store) if vectors_note else 0
+        if missing:
+            typer.echo(partial_vectors_note(missing), err=True)
         if as_json:
             _emit(result.as_dict())
         else:
@@ -312,7 +336,13 @@ def search_cmd(
         _fail("--all-repos searches definitions; --docs searches this repository's docs and commits")
     if docs:
         _answer(
-            repo, backend, as_json, lambda index: index.search_docs(query, limit), render_doc_hits, repo_key=repo_key
+            repo,
+            backend,
+            as_json,
+            lambda index: index.search_docs(query, limit),
+            render_doc_hits,
+            repo_key=repo_key,
+            vectors_note=True,
         )
     else:
         _answer(
@@ -322,6 +352,7 @@ def search_cmd(
             lambda index: index.search(query, limit, all_repos=all_repos),
             render_hits,
             repo_key=repo_key,
+            vectors_note=True,
         )
 
 
@@ -621,6 +652,11 @@ def _status_text(st) -> str:
         f"{_n(c.get('File', 0), 'file')}, {_n(c.get('Symbol', 0), 'definition')}, {_n(c.get('Doc', 0), 'doc section')},"
         f" {_n(c.get('Commit', 0), 'commit')}, {_n(c.get('CALLS', 0), 'call')}"
     )
+    if st.unembedded_files or st.unembedded_commits:
+        lines.append(
+            f"vectors pending: {_n(st.unembedded_files, 'file')} and {_n(st.unembedded_commits, 'commit')}"
+            " (`cg index` computes them)"
+        )
     if st.fresh:
         lines.append("up to date with the working tree")
         return "\n".join(lines)

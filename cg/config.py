@@ -41,6 +41,10 @@ class Settings:
     embed_precision: str = ""
     embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
     embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
+    # when the vectors the cache does not hold are computed: "now" (in the run; many of them come after
+    # the graph is stored and queryable) or "later" (the graph only; the next `cg index` or `cg watch`
+    # computes them, and queries say their vector arm sees part of the index until then)
+    embed: str = "now"
     cache_dir: Path = field(default_factory=_default_cache_dir)
     max_file_bytes: int = 1_000_000
     # per file, so one generated file cannot cost minutes and gigabytes (0 = no cap): call sites kept
@@ -124,6 +128,7 @@ _ENV = {
     "CG_MAX_CALLS_PER_FILE": "max_calls_per_file",
     "CG_MAX_CHUNKS_PER_FILE": "max_chunks_per_file",
     "CG_EMBED_DOCSTRINGS": "embed_docstrings",
+    "CG_EMBED": "embed",
     "CG_RESOLVER": "resolver",
     "CG_JEDI_WORKERS": "jedi_workers",
     "CG_JEDI_BUDGET": "jedi_budget",
@@ -208,6 +213,8 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError(f"unknown resolver {settings.resolver!r} (use jedi or name)")
     if settings.fusion not in ("learned", "score", "rrf"):
         raise ConfigError(f"unknown fusion {settings.fusion!r} (use learned, score or rrf)")
+    if settings.embed not in ("now", "later"):
+        raise ConfigError(f"unknown embed {settings.embed!r} (use now or later)")
     if settings.embed_backend not in ("torch", "onnx"):
         raise ConfigError(f"unknown embed_backend {settings.embed_backend!r} (use torch or onnx)")
     if not settings.embed_precision:

@@ -102,7 +102,7 @@ def upsert_symbols(cast: str | None) -> str:
     """Symbols with their code vector (``cast`` None: symbols without one, a lambda); docstring vectors
     are set apart (SET_DOC_EMBEDDINGS) because a Kùzu list parameter mixing vectors and nulls does not
     cast."""
-    embedding = cast.format("r.embedding") if cast is not None else "NULL"
+    embedding = _vector(cast, "r.embedding")
     return (
         "UNWIND $rows AS r MERGE (s:Symbol {repo: $repo, id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
         " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
@@ -117,11 +117,23 @@ def set_doc_embeddings(cast: str) -> str:
     return f"UNWIND $rows AS r MATCH (s:Symbol {{repo: $repo, id: r.id}}) SET s.doc_embedding = {cast.format('r.doc')}"
 
 
-def upsert_chunks(cast: str) -> str:
+def set_vectors(label: str, prop: str, cast: str) -> str:
+    """Vectors computed after their nodes were written (``cg index --embed later``, or a run that made
+    the graph usable first): ``rows`` of {id, vec}."""
+    label, prop = vector_prop(label, prop)
+    return f"UNWIND $rows AS r MATCH (n:{label} {{repo: $repo, id: r.id}}) SET n.{prop} = {cast.format('r.vec')}"
+
+
+def _vector(cast: str | None, value: str) -> str:
+    """A vector parameter cast to the column's type, or NULL for nodes written before their vectors."""
+    return cast.format(value) if cast is not None else "NULL"
+
+
+def upsert_chunks(cast: str | None) -> str:
     return (
         "UNWIND $rows AS r MERGE (c:Chunk {repo: $repo, id: r.id}) SET c.owner_id = r.owner_id, c.kind = r.kind,"
         " c.path = r.path, c.start_line = r.start_line, c.end_line = r.end_line, c.text = r.text,"
-        f" c.search_text = r.search_text, c.embedding = {cast.format('r.embedding')}"
+        f" c.search_text = r.search_text, c.embedding = {_vector(cast, 'r.embedding')}"
     )
 
 
@@ -163,19 +175,19 @@ DOCS_MENTIONING = (
 )
 
 
-def upsert_docs(cast: str) -> str:
+def upsert_docs(cast: str | None) -> str:
     return (
         "UNWIND $rows AS r MERGE (d:Doc {repo: $repo, id: r.id}) SET d.path = r.path, d.title = r.title,"
         " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
-        f" d.search_text = r.search_text, d.embedding = {cast.format('r.embedding')}"
+        f" d.search_text = r.search_text, d.embedding = {_vector(cast, 'r.embedding')}"
     )
 
 
-def upsert_commits(cast: str) -> str:
+def upsert_commits(cast: str | None) -> str:
     return (
         "UNWIND $rows AS r MERGE (c:Commit {repo: $repo, id: r.id}) SET c.short = r.short, c.author = r.author,"
         " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
-        f" c.search_text = r.search_text, c.embedding = {cast.format('r.embedding')}"
+        f" c.search_text = r.search_text, c.embedding = {_vector(cast, 'r.embedding')}"
     )
 
 

@@ -38,6 +38,7 @@ from cg.graph.store import (
     external_rows,
     grouped,
     touching_by_symbol,
+    vector_param,
 )
 from cg.model import CommitRecord, DocSection, Edge, External
 
@@ -115,7 +116,10 @@ class CypherStore(ABC):
             return {"repo": self.repo_key, **(params or {})}
         return params or {}
 
-    def _vector_cast(self, embeddings: np.ndarray) -> str:
+    def _vector_cast(self, embeddings: np.ndarray | None) -> str | None:
+        """The cast of these vectors to the column type; None for a write whose vectors follow later."""
+        if embeddings is None:
+            return None
         return self._cast(self._dimension or int(embeddings.shape[1]))
 
     def _write_batches(self, query: str, rows: list[dict[str, Any]]) -> None:
@@ -167,7 +171,7 @@ class CypherStore(ABC):
             if without:  # apart: a Kùzu list parameter mixing vectors and nulls does not cast
                 statements.append((q.upsert_symbols(None), {"rows": without}))
             docs = [{"id": r["id"], "doc": r["doc_embedding"]} for r in symbols if r["doc_embedding"] is not None]
-            if docs:
+            if docs and cast is not None:
                 statements.append((q.set_doc_embeddings(cast), {"rows": docs}))
         statements.append((q.DELETE_STALE_CHUNKS, {"path": rec.path, "keep": [c["id"] for c in chunks]}))
         statements.append((q.DELETE_CHUNK_OWNERS, {"path": rec.path}))
@@ -211,7 +215,7 @@ class CypherStore(ABC):
             return {}
         return {row[0]: row[1] for row in self._read(q.FILE_SHAS)}
 
-    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
+    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray | None) -> None:
         rows = doc_rows(sections, embeddings)
         statements: list[Statement] = [(q.DELETE_STALE_DOCS, {"path": path, "keep": [r["id"] for r in rows]})]
         if rows:
@@ -223,7 +227,14 @@ class CypherStore(ABC):
             self._write(q.DELETE_MENTIONS, {"paths": paths})
         self._write_batches(q.CREATE_MENTIONS, [{"doc": d, "symbol": s} for d, s in pairs])
 
-    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None:
+    def set_vectors(self, label: str, prop: str, ids: list[str], vectors: np.ndarray) -> None:
+        if len(ids) != len(vectors):
+            raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
+        if ids:
+            rows = [{"id": i, "vec": vector_param(v)} for i, v in zip(ids, vectors, strict=True)]
+            self._write_batches(q.set_vectors(label, prop, self._cast(self._dimension or int(vectors.shape[1]))), rows)
+
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray | None) -> None:
         rows = commit_rows(commits, embeddings)
         if rows:
             self._write(q.upsert_commits(self._vector_cast(embeddings)), {"rows": rows})

@@ -92,7 +92,7 @@ class FileWrite:
 
     file: FileRecord
     symbols: list[Symbol]
-    embeddings: np.ndarray
+    embeddings: np.ndarray | None  # None: written before its vectors (they follow, GraphWriter.set_vectors)
     externals: list[External] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     chunk_embeddings: np.ndarray | None = None
@@ -108,13 +108,14 @@ class FileWrite:
             "blob_sha": self.file.blob_sha,
             "committed_at": self.file.committed_at,
         }
-        vectors = iter(self.embeddings)
+        later = self.embeddings is None
+        vectors = iter(self.embeddings if self.embeddings is not None else ())
         rows = [
             {
                 **{f: getattr(s, f) for f in SYMBOL_FIELDS},
                 **inherited,
-                "embedding": [float(x) for x in next(vectors)] if s.retrievable else None,
-                "doc_embedding": [float(x) for x in doc] if doc is not None else None,
+                "embedding": vector_param(next(vectors)) if s.retrievable and not later else None,
+                "doc_embedding": vector_param(doc),
             }
             for s, doc in zip(self.symbols, docs, strict=True)
         ]
@@ -125,9 +126,19 @@ class FileWrite:
     def chunk_rows(self) -> list[dict[str, Any]]:
         vectors = self.chunk_embeddings if self.chunk_embeddings is not None else [None] * len(self.chunks)
         return [
-            {**{f: getattr(c, f) for f in CHUNK_FIELDS}, "embedding": [float(x) for x in vec]}
+            {**{f: getattr(c, f) for f in CHUNK_FIELDS}, "embedding": vector_param(vec)}
             for c, vec in zip(self.chunks, vectors, strict=True)
         ]
+
+
+def vector_param(vector: np.ndarray | None) -> list[float] | None:
+    """A vector as a Cypher parameter (a list of floats); None stays None (a node whose vector follows)."""
+    return None if vector is None else [float(x) for x in vector]
+
+
+def vector_rows(n: int, embeddings: np.ndarray | None) -> list[np.ndarray | None]:
+    """``n`` vectors to lay beside ``n`` rows: ``embeddings``' rows, or ``n`` Nones when they follow later."""
+    return list(embeddings) if embeddings is not None else [None] * n
 
 
 @dataclass(frozen=True)
@@ -152,7 +163,7 @@ def external_rows(externals: Iterable[External]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def doc_rows(sections: list[DocSection], embeddings: np.ndarray) -> list[dict[str, Any]]:
+def doc_rows(sections: list[DocSection], embeddings: np.ndarray | None) -> list[dict[str, Any]]:
     """One parameter map per doc section (both stores write the same properties)."""
     return [
         {
@@ -164,13 +175,13 @@ def doc_rows(sections: list[DocSection], embeddings: np.ndarray) -> list[dict[st
             "end_line": d.end_line,
             "text": d.text,
             "search_text": d.search_text,
-            "embedding": [float(x) for x in vec],
+            "embedding": vector_param(vec),
         }
-        for d, vec in zip(sections, embeddings, strict=True)
+        for d, vec in zip(sections, vector_rows(len(sections), embeddings), strict=True)
     ]
 
 
-def commit_rows(commits: list[CommitRecord], embeddings: np.ndarray) -> list[dict[str, Any]]:
+def commit_rows(commits: list[CommitRecord], embeddings: np.ndarray | None) -> list[dict[str, Any]]:
     """One parameter map per commit; ``files`` is how many files it touched."""
     return [
         {
@@ -182,9 +193,9 @@ def commit_rows(commits: list[CommitRecord], embeddings: np.ndarray) -> list[dic
             "subject": c.subject,
             "message": c.message,
             "search_text": c.search_text,
-            "embedding": [float(x) for x in vec],
+            "embedding": vector_param(vec),
         }
-        for c, vec in zip(commits, embeddings, strict=True)
+        for c, vec in zip(commits, vector_rows(len(commits), embeddings), strict=True)
     ]
 
 
@@ -267,13 +278,16 @@ class GraphWriter(StoreHandle, Protocol):
     def prune_externals(self) -> int:
         """Delete External nodes nothing points to any more; returns how many."""
 
-    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray) -> None:
+    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray | None) -> None:
         """Upsert a document's sections; its sections that are gone are removed."""
 
     def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
         """Replace the MENTIONS edges of the sections of ``paths`` by (doc id, symbol id) ``pairs``."""
 
-    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray) -> None: ...
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray | None) -> None: ...
+    def set_vectors(self, label: str, prop: str, ids: list[str], vectors: np.ndarray) -> None:
+        """Set the vectors of nodes written without them (``label.prop`` one of cypher.VECTOR_PROPS)."""
+
     def delete_commits(self, ids: list[str]) -> None: ...
     def commit_ids(self) -> set[str]: ...
     def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:

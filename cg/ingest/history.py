@@ -92,7 +92,9 @@ def read_history(
     return History(commits, new, gone, redacted)
 
 
-def write_history(store: GraphWriter, history: History, vectors: np.ndarray, rewritten: set[str], full: bool) -> None:
+def write_history(
+    store: GraphWriter, history: History, vectors: np.ndarray | None, rewritten: set[str], full: bool
+) -> None:
     """New commits with their TOUCHES; for kept commits, TOUCHES into files rewritten by this run are
     laid again (a re-created symbol must get back the commits that touched it)."""
     store.delete_commits(sorted(store.commit_ids() - set(history.commits)) if full else history.gone)

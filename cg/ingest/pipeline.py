@@ -26,7 +26,7 @@ from cg.embed import Embedder, approx_tokens, content_hash
 from cg.graph.store import FileWrite, GraphWriter
 from cg.ingest import freshness, git
 from cg.ingest.baseline import PROBES, write_null_cosine
-from cg.ingest.chunk import Chunked, chunk_file
+from cg.ingest.chunk import Chunked, TokenCounter, chunk_file
 from cg.ingest.docs import MentionIndex, split_document
 from cg.ingest.history import History, read_history, write_history
 from cg.ingest.languages import Extractors
@@ -46,16 +46,21 @@ from cg.ingest.state import (
     state_path,
 )
 from cg.ingest.walk import SourceFile, WalkReport, file_kind, walk
-from cg.model import DocSection, Edge, External, FileExtraction, FileRecord, ResolvedBy
+from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction, FileRecord, ResolvedBy
 
 log = logging.getLogger(__name__)
 
 
 class Progress(Protocol):
     def stage(self, name: str, total: int) -> AbstractContextManager[Callable[[int], None]]: ...
+    def note(self, text: str) -> None:
+        """A line for whoever watches the run (the graph became queryable, say)."""
 
 
 class _Silent:
+    def note(self, text: str) -> None:
+        pass
+
     def stage(self, name: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
         return nullcontext(lambda n: None)
 
@@ -124,6 +129,10 @@ class IndexSummary:
     jedi_failed: list[str] = field(default_factory=list)
     embedded: int = 0
     embed_cached: int = 0
+    # files and commits stored without their vectors (``embed = "later"``): a later run computes them
+    unembedded_files: int = 0
+    unembedded_commits: int = 0
+    queryable_after: float = 0.0  # seconds from the start until the graph was stored whole (before vectors)
     seconds: dict[str, float] = field(default_factory=dict)
     peak_rss_mb: float = 0.0
 
@@ -320,10 +329,17 @@ def index_repository(
     progress: Progress | None = None,
     full: bool = False,
     since: str | None = None,
+    embed_mode: str | None = None,
 ) -> IndexSummary:
     """Bring the index up to date with the working tree: only what changed, unless ``full`` or the
-    saved state cannot be trusted (see cg/ingest/state.py and docs/freshness.md)."""
+    saved state cannot be trusted (see cg/ingest/state.py and docs/freshness.md).
+
+    ``embed_mode`` (default: the ``embed`` setting) says when the vectors the cache does not hold are
+    computed: ``now`` in this run, ``later`` by a later run (``cg index``, ``cg watch``). Either way a
+    run that must compute many (``DEFER_AT``) writes the graph and its full-text index first, as a
+    complete run readers can query, and sets the vectors after it (``fill_vectors``)."""
     progress = progress or _Silent()
+    embed_mode = embed_mode or settings.embed
     summary = IndexSummary(repo=str(settings.repo), backend=store.backend)
     clock = _Stopwatch()
 
@@ -339,8 +355,9 @@ def index_repository(
     summary.affected = len(resolved.affected)
     summary.seconds["resolve"] = clock.lap() - summary.seconds.get("jedi", 0.0)
 
-    embedded = embed(planned, parsed, embedder, store, progress)
-    embedded = replace(embedded, probes=embedder.embed(list(PROBES)))  # from the cache after the first run
+    embedded = embed(planned, parsed, embedder, store, progress, defer_any=embed_mode == "later")
+    if not embedded.deferred:
+        embedded = replace(embedded, probes=embedder.embed(list(PROBES)))  # from the cache after the first run
     summary.capped.extend(
         f"{ex.file.path}: {len(unit.chunks) - 1 + unit.dropped} chunks, kept the first {len(unit.chunks) - 1}"
         for ex, unit in embedded.chunked
@@ -353,6 +370,22 @@ def index_repository(
     written = write(planned, parsed, resolved, embedded, store, progress, {f.path: f.stage for f in summary.failed})
     summary.pruned_externals = written.pruned_externals
     summary.seconds["write"] = clock.lap()
+    summary.queryable_after = round(time.perf_counter() - clock.started, 3)
+
+    if planned.state.unembedded or planned.state.unembedded_commits:
+        if embed_mode == "later":
+            summary.unembedded_files = len(planned.state.unembedded)
+            summary.unembedded_commits = len(planned.state.unembedded_commits)
+        else:
+            progress.note(
+                "the graph and its full-text index are stored and can be queried;"
+                " computing the vectors the cache does not hold"
+            )
+            filled = fill_vectors(settings, store, embedder, planned.state, planned.state_path, embedded, progress)
+            summary.embedded += filled.embedded
+            summary.embed_cached += filled.cached
+            summary.seconds["model"] += filled.model_seconds
+            summary.seconds["vectors"] = clock.lap() - filled.model_seconds
 
     _totals(summary, written.files, planned.report)
     summary.commits, summary.commits_new = len(embedded.history.commits), len(embedded.history.new)
@@ -365,7 +398,7 @@ class _Stopwatch:
     """Seconds between laps, the first counted from its creation."""
 
     def __init__(self) -> None:
-        self._last = time.perf_counter()
+        self.started = self._last = time.perf_counter()
 
     def lap(self) -> float:
         now = time.perf_counter()
@@ -535,27 +568,39 @@ def resolve(planned: Plan, parsed: Parsed, progress: Progress, summary: IndexSum
     )
 
 
+# A run whose cache misses are at least this many texts (about ten seconds of the model on two
+# cores) stores the graph first and sets the vectors after, in a second run of the store: search,
+# callers, impact and explain (with the full-text and graph arms) work while the model runs, and an
+# interrupted embedding leaves a complete graph that knows which vectors it lacks. Fewer misses are
+# embedded before the write, as one run, because a second run costs a generation on Kùzu.
+DEFER_AT = 1000
+Target = tuple[str, str, str]  # (label, vector property, node id) of one embedded text
+
+
 class Vectors:
     """The embedded matrix, handed out in consecutive blocks in the order its texts were laid down
-    (``_texts``); ``done`` checks that every row was taken, so no vector lands on the wrong node."""
+    (``_embeddable``); ``done`` checks that every row was taken, so no vector lands on the wrong node.
+    Without a matrix (the vectors follow the write) every block is None."""
 
-    def __init__(self, matrix: np.ndarray, width: int) -> None:
+    def __init__(self, matrix: np.ndarray | None, width: int, rows: int | None = None) -> None:
         self.width = width
         self._matrix = matrix
+        self._rows = len(matrix) if matrix is not None else int(rows or 0)
         self._offset = 0
 
-    def take(self, n: int) -> np.ndarray:
-        """The next ``n`` vectors (an empty block of the right width for none)."""
+    def take(self, n: int) -> np.ndarray | None:
+        """The next ``n`` vectors (an empty block of the right width for none; None when they follow)."""
         end = self._offset + n
-        if end > len(self._matrix):
-            raise AssertionError(f"asked for vectors up to {end}, beyond the {len(self._matrix)} embedded")
-        block = self._matrix[self._offset : end] if n else np.zeros((0, self.width), np.float32)
+        if end > self._rows:
+            raise AssertionError(f"asked for vectors up to {end}, beyond the {self._rows} embedded")
         self._offset = end
-        return block
+        if self._matrix is None:
+            return None
+        return self._matrix[end - n : end] if n else np.zeros((0, self.width), np.float32)
 
     def done(self) -> None:
-        if self._offset != len(self._matrix):
-            raise AssertionError(f"the write took {self._offset} of {len(self._matrix)} embedded vectors")
+        if self._offset != self._rows:
+            raise AssertionError(f"the write took {self._offset} of {self._rows} embedded vectors")
 
 
 @dataclass(frozen=True)
@@ -563,16 +608,23 @@ class Embedded:
     chunked: list[tuple[FileExtraction, Chunked]]  # the code files to rewrite (fresh or retimed)
     sections: dict[str, list[DocSection]]  # the changed documents' sections
     history: History
-    vectors: Vectors  # one per text of ``_texts``, in its order
+    vectors: Vectors  # one per text of ``_embeddable``, in its order
     model_seconds: float  # loading the tokenizer and the model, reported apart from embedding
     embedded: int  # texts the model embedded
     cached: int  # texts whose vector came from the cache
     probes: np.ndarray | None = None  # cg/ingest/baseline.py's PROBES, embedded
+    targets: list[tuple[Target, str]] = field(default_factory=list)  # what each text's vector belongs to
+    deferred: bool = False  # the nodes are written without vectors; fill_vectors sets them
+    counter: TokenCounter = approx_tokens  # the token counter the chunks were cut with
 
 
-def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphWriter, progress: Progress) -> Embedded:
+def embed(
+    planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphWriter, progress: Progress, defer_any: bool = False
+) -> Embedded:
     """Chunk the files to rewrite, split the changed documents, read the new commits, and embed them
-    all (the model is loaded only when the cache misses a text)."""
+    all (the model is loaded only when the cache misses a text), unless the misses are many
+    (``DEFER_AT``) or ``defer_any``: then nothing is embedded here and the write stores the nodes
+    without vectors."""
     settings = planned.settings
     rewrite = sorted(set(parsed.fresh) | set(planned.retimed))
     loading = time.perf_counter()
@@ -585,40 +637,121 @@ def embed(planned: Plan, parsed: Parsed, embedder: Embedder, store: GraphWriter,
     ]
     sections = {s.path: split_document(s.path, s.data.decode("utf-8"), s.language) for s in planned.documents}
     history = read_history(settings.repo, settings.history_commits, planned.git_head, planned.saved, extractor_for)
-    texts = _texts(chunked, sections, history, settings.embed_docstrings)
-    if len(embedder.cache.get_many(embedder.cache_key, [content_hash(t) for t in set(texts)])) < len(set(texts)):
+    targets = _embeddable(chunked, sections, history.new, settings.embed_docstrings)
+    texts = [t for _, t in targets]
+    distinct = {content_hash(t) for t in texts}
+    misses = len(distinct) - len(embedder.cache.get_many(embedder.cache_key, sorted(distinct)))
+    if misses and (defer_any or misses >= DEFER_AT):
+        width = _width(store, embedder)
+        vectors = Vectors(None, width, len(texts))
+        return Embedded(chunked, sections, history, vectors, model_seconds, 0, 0, None, targets, True, counter)
+    if misses:
         loading = time.perf_counter()
         embedder.load()  # here, so its time is reported apart from embedding
         model_seconds += time.perf_counter() - loading
     with progress.stage("embed", len(texts)) as advance:
         matrix = embedder.embed(texts, advance)
     embedded, cached = embedder.embedded, embedder.cached
-    if texts:
-        width = int(matrix.shape[1])
-    else:  # nothing new to embed: do not load the model just to learn its width
-        stored = store.get_meta("dimension") if store.get_meta("model") == embedder.cache_key else None
-        width = int(stored) if stored else embedder.dimension
-    return Embedded(chunked, sections, history, Vectors(matrix, width), model_seconds, embedded, cached)
+    width = int(matrix.shape[1]) if texts else _width(store, embedder)
+    vectors = Vectors(matrix, width)
+    return Embedded(chunked, sections, history, vectors, model_seconds, embedded, cached, None, targets, False, counter)
 
 
-def _texts(
+def _width(store: GraphWriter, embedder: Embedder) -> int:
+    """The vectors' width without embedding anything here: the stored one when the model is the same
+    (nothing new to embed must not load the model just to learn it), else the embedder's."""
+    stored = store.get_meta("dimension") if store.get_meta("model") == embedder.cache_key else None
+    return int(stored) if stored else embedder.dimension
+
+
+def _embeddable(
     chunked: list[tuple[FileExtraction, Chunked]],
     sections: dict[str, list[DocSection]],
-    history: History,
+    commits: list[CommitRecord],
     docstrings: bool,
-) -> list[str]:
-    """Every text to embed, in the order ``write`` takes their vectors: per code file its symbols, its
-    chunks and (when embedded) its docstrings, then the documents' sections, then the new commits."""
-    texts: list[str] = []
+) -> list[tuple[Target, str]]:
+    """Every text to embed and the node property its vector goes to, in the order ``write`` takes
+    the vectors: per code file its symbols, its chunks and (when embedded) its docstrings, then the
+    documents' sections, then the commits."""
+    out: list[tuple[Target, str]] = []
     for _, unit in chunked:
-        texts.extend(unit.embed_texts)
-        texts.extend(c.text for c in unit.chunks)
+        retrievable = [s for s in unit.symbols if s.retrievable]
+        out += [(("Symbol", "embedding", s.id), t) for s, t in zip(retrievable, unit.embed_texts, strict=True)]
+        out += [(("Chunk", "embedding", c.id), c.text) for c in unit.chunks]
         if docstrings:
-            texts.extend(s.docstring for s in unit.symbols if s.docstring)
+            out += [(("Symbol", "doc_embedding", s.id), s.docstring) for s in unit.symbols if s.docstring]
     for secs in sections.values():
-        texts.extend(d.embed_text for d in secs)
-    texts.extend(c.message for c in history.new)
-    return texts
+        out += [(("Doc", "embedding", d.id), d.embed_text) for d in secs]
+    out += [(("Commit", "embedding", c.id), c.message) for c in commits]
+    return out
+
+
+@dataclass(frozen=True)
+class Filled:
+    embedded: int
+    cached: int
+    model_seconds: float
+
+
+def fill_vectors(
+    settings: Settings,
+    store: GraphWriter,
+    embedder: Embedder,
+    state: IndexState,
+    spath: Path,
+    embedded: Embedded | None,
+    progress: Progress,
+) -> Filled:
+    """Compute the vectors of the files and commits the saved ``state`` lists as stored without them
+    and set them, as a run of its own (readers see the graph without them until it ends, then with
+    them). The texts are rebuilt from the state's records, the same ones the nodes were written from
+    (their secrets already masked), except those ``embedded`` still holds from this run. The state's
+    token protocol is the write's: a crash mid-way leaves a state the next run distrusts."""
+    this_run = {ex.file.path for ex, _ in embedded.chunked} | set(embedded.sections) if embedded else set()
+    targets = list(embedded.targets) if embedded and embedded.deferred else []
+    older = [p for p in state.unembedded if p not in this_run and p in state.files]
+    counter = embedded.counter if embedded else approx_tokens
+    if any(state.files[p].extraction is not None for p in older) and counter is approx_tokens:
+        counter = embedder.token_counter()  # the chunks must be cut as the write cut them
+    chunked = [
+        (fs.extraction, chunk_file(fs.extraction, settings.chunk_tokens, counter, settings.max_chunks_per_file))
+        for p in older
+        if (fs := state.files[p]).extraction is not None
+    ]
+    sections = {p: state.files[p].sections for p in older if state.files[p].extraction is None}
+    new_commits = {c.id for c in embedded.history.new} if embedded and embedded.deferred else set()
+    commits = [state.commits[c] for c in state.unembedded_commits if c in state.commits and c not in new_commits]
+    targets += _embeddable(chunked, sections, commits, settings.embed_docstrings)
+    texts = [t for _, t in targets]
+    model_seconds = 0.0
+    if len(embedder.cache.get_many(embedder.cache_key, [content_hash(t) for t in set(texts)])) < len(set(texts)):
+        loading = time.perf_counter()
+        embedder.load()  # here, so its time is reported apart from embedding
+        model_seconds = time.perf_counter() - loading
+    before = embedder.embedded, embedder.cached
+    with progress.stage("vectors", len(texts)) as advance:
+        matrix = embedder.embed(texts, advance)
+    done = embedder.embedded - before[0], embedder.cached - before[1]
+    probes = embedder.embed(list(PROBES))
+    groups: dict[tuple[str, str], list[int]] = {}
+    for row, ((label, prop, _), _) in enumerate(targets):
+        groups.setdefault((label, prop), []).append(row)
+    with store.run(full=False, dimension=int(probes.shape[1])):
+        store.set_meta("state_token", "")
+        for (label, prop), rows in groups.items():
+            store.set_vectors(label, prop, [targets[r][0][2] for r in rows], matrix[rows])
+        write_null_cosine(store, probes)
+        state.unembedded, state.unembedded_commits, state.token = [], [], new_token()
+        _write_unembedded(store, state)
+        save_state(spath, state)
+        store.set_meta("state_token", state.token)
+    return Filled(*done, model_seconds)
+
+
+def _write_unembedded(store: GraphWriter, state: IndexState) -> None:
+    """What queries read to say their vector arm sees part of the index (cg/queries/query.py)."""
+    store.set_meta("unembedded_files", str(len(state.unembedded)))
+    store.set_meta("unembedded_commits", str(len(state.unembedded_commits)))
 
 
 @dataclass(frozen=True)
@@ -643,6 +776,8 @@ def write(
     ``failed`` (path -> stage) is kept per file, so the next run tries those files again."""
     state, vectors = planned.state, embedded.vectors
     failed = failed or {}
+    earlier = set(state.unembedded) if planned.trusted else set()  # files an earlier run left without vectors
+    earlier_commits = set(state.unembedded_commits) if planned.trusted else set()
     with store.run(full=not planned.trusted, dimension=vectors.width):
         store.set_meta("model", planned.embedding)
         store.set_meta("state_token", "")
@@ -683,6 +818,12 @@ def write(
         store.set_meta("head", planned.git_head)
         state.files, state.commits, state.head, state.token = files, history.commits, planned.git_head, new_token()
         state.settings = planned.shaping
+        now = rewritten | {s.path for s in planned.documents}
+        later = now if embedded.deferred else set()
+        state.unembedded = sorted(((earlier - now) | later) & set(files))
+        later_commits = {c.id for c in history.new} if embedded.deferred else set()
+        state.unembedded_commits = sorted((earlier_commits | later_commits) & set(history.commits))
+        _write_unembedded(store, state)
         save_state(planned.state_path, state)
         store.set_meta("state_token", state.token)
     return Written(files, pruned)
@@ -694,8 +835,9 @@ def _write_code(
     """One code file's nodes with their vectors (taken in ``_texts`` order); its state for the next run."""
     symbol_vectors = vectors.take(sum(1 for s in unit.symbols if s.retrievable))  # lambdas have none
     chunk_vectors = vectors.take(len(unit.chunks))
-    doc_vectors = iter(vectors.take(sum(1 for s in unit.symbols if s.docstring) if docstrings else 0))
-    per_symbol = [next(doc_vectors) if s.docstring and docstrings else None for s in unit.symbols]
+    docs = vectors.take(sum(1 for s in unit.symbols if s.docstring) if docstrings else 0)
+    doc_vectors = iter(docs if docs is not None else ())
+    per_symbol = [next(doc_vectors) if s.docstring and docstrings and docs is not None else None for s in unit.symbols]
     store.write_file(
         FileWrite(
             ex.file,

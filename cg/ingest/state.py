@@ -55,6 +55,10 @@ class IndexState:
     files: dict[str, FileState] = field(default_factory=dict)
     commits: dict[str, CommitRecord] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)  # what the fingerprint was made of, by name
+    # stored without their vectors (``embed = "later"``, or a run stopped while embedding): the next
+    # run that embeds computes them from the records above (cg/ingest/pipeline.py, fill_vectors)
+    unembedded: list[str] = field(default_factory=list)  # file paths
+    unembedded_commits: list[str] = field(default_factory=list)  # commit ids
 
 
 def fingerprint(*parts: object) -> str:

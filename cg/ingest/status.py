@@ -27,6 +27,8 @@ class Status:
     added: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     next_run: str = "incremental"  # what `cg index` will do: incremental, or full (and why)
+    unembedded_files: int = 0  # stored without their vectors (`cg index --embed later`): the next run computes them
+    unembedded_commits: int = 0
 
     @property
     def fresh(self) -> bool:
@@ -55,6 +57,8 @@ def index_status(settings: Settings, store: GraphReader) -> Status:
         modified=sorted(p for p, sha in now.items() if p in stored and stored[p] != sha),
         added=sorted(p for p in now if p not in stored),
         deleted=sorted(p for p in stored if p not in now),
+        unembedded_files=int(store.get_meta("unembedded_files") or 0),
+        unembedded_commits=int(store.get_meta("unembedded_commits") or 0),
     )
     state = load_state(state_path(settings.checked_index_dir(), store.backend))
     if state is None:

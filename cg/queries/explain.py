@@ -46,7 +46,7 @@ from cg.embed import Embedder
 from cg.graph.store import CallRow, GraphReader
 from cg.queries.expand import Step, expand, related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
-from cg.queries.query import Query, Ranking
+from cg.queries.query import Query, Ranking, partial_vectors_note, unembedded
 from cg.queries.refusal_model import MODEL as REFUSAL_MODEL
 from cg.queries.search import LEXICAL_POOL, Hit, search
 from cg.queries.sources import Source, related_sources, render_sources
@@ -133,6 +133,7 @@ class Explanation:
     token_budget: int = 0
     tokens_used: int = 0
     sources: list[Source] = field(default_factory=list)  # doc sections and commits (cg/queries/sources.py)
+    unembedded: int = 0  # files and commits without vectors yet: the vector arm saw part of the index
 
     @property
     def entries(self) -> list[str]:
@@ -158,6 +159,7 @@ class Explanation:
             "token_budget": self.token_budget,
             "tokens_used": self.tokens_used,
             "sources": [s.as_dict() for s in self.sources],
+            "unembedded": self.unembedded,
         }
 
 
@@ -288,8 +290,11 @@ def explain(
     relevant = _relevant(store, query, hits)
     signals = answerability(store, query, hits)
     answerable = signals["probability"] >= REFUSAL_MODEL["threshold"] or any("exact" in h.ranks for h in hits)
+    missing_vectors = unembedded(store)
+    if missing_vectors:  # the model weighs cosines the index cannot give yet: the lexical rule decides
+        answerable = bool(relevant)
     result = Explanation(query.text, found=bool(hits) and answerable, token_budget=token_budget)
-    result.answerability = signals
+    result.answerability, result.unembedded = signals, missing_vectors
     if not result.found:
         result.nearest = hits[:3]
         result.sources = related_sources(store, embedder, query, {})
@@ -714,6 +719,8 @@ def trim_body(text: str, node: dict[str, Any]) -> str:
 def render_markdown(result: Explanation) -> str:
     """A numbered walkthrough in flow order; each step says how it is reached and what it calls next."""
     out: list[str] = [f"# How it works: {result.query}", ""]
+    if result.unembedded:
+        out += [partial_vectors_note(result.unembedded), ""]
     if not result.found:
         out.append("Nothing in the index matches this question: no definition holds enough of its words or names it.")
         if result.nearest:

@@ -226,3 +226,18 @@ class Ranking:
 @cache
 def _default_ranking() -> Ranking:
     return Ranking.from_settings(Settings(repo=Path(".")))
+
+
+def unembedded(store: Any) -> int:
+    """How many files and commits the index holds without their vectors (``cg index --embed later``,
+    or a run stopped while embedding); 0 when the vector arm sees everything. Read from the store's
+    metadata, which the run that stored them wrote."""
+    return sum(int(store.get_meta(key) or 0) for key in ("unembedded_files", "unembedded_commits"))
+
+
+def partial_vectors_note(count: int) -> str:
+    """The line an answer carries while part of the index has no vectors yet."""
+    return (
+        f"note: {count} files and commits have no vectors yet (`--embed later`, or a run stopped while"
+        " embedding); the answer comes from the full-text and graph arms there. `cg index` computes them."
+    )
