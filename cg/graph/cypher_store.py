@@ -154,13 +154,14 @@ class CypherStore(ABC):
             "module": rec.module,
             "committed_at": rec.committed_at,
         }
-        statements: list[Statement] = [
-            (q.UPSERT_FILE, file_params),
-            (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),
-            (q.DELETE_EDGES_FROM_FILE, {"path": rec.path}),
-            (q.DELETE_EDGES_FROM_SYMBOLS_OF, {"path": rec.path}),
-            (q.DELETE_DECORATES_INTO, {"path": rec.path}),
-        ]
+        statements: list[Statement] = [(q.UPSERT_FILE, file_params)]
+        if not write.new:  # each delete finds the file's nodes by path: a scan of the label on Kùzu
+            statements += [
+                (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),
+                (q.DELETE_EDGES_FROM_FILE, {"path": rec.path}),
+                (q.DELETE_EDGES_FROM_SYMBOLS_OF, {"path": rec.path}),
+                (q.DELETE_DECORATES_INTO, {"path": rec.path}),
+            ]
         if symbols:
             cast = self._vector_cast(write.embeddings)
             rows = [{k: v for k, v in r.items() if k != "doc_embedding"} for r in symbols]
@@ -173,8 +174,9 @@ class CypherStore(ABC):
             docs = [{"id": r["id"], "doc": r["doc_embedding"]} for r in symbols if r["doc_embedding"] is not None]
             if docs and cast is not None:
                 statements.append((q.set_doc_embeddings(cast), {"rows": docs}))
-        statements.append((q.DELETE_STALE_CHUNKS, {"path": rec.path, "keep": [c["id"] for c in chunks]}))
-        statements.append((q.DELETE_CHUNK_OWNERS, {"path": rec.path}))
+        if not write.new:
+            statements.append((q.DELETE_STALE_CHUNKS, {"path": rec.path, "keep": [c["id"] for c in chunks]}))
+            statements.append((q.DELETE_CHUNK_OWNERS, {"path": rec.path}))
         if chunks:
             statements.append((q.upsert_chunks(self._vector_cast(write.embeddings)), {"rows": chunks}))
             owners = [{"id": c["id"], "owner_id": c["owner_id"]} for c in chunks]
@@ -215,9 +217,13 @@ class CypherStore(ABC):
             return {}
         return {row[0]: row[1] for row in self._read(q.FILE_SHAS)}
 
-    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray | None) -> None:
+    def write_docs(
+        self, path: str, sections: list[DocSection], embeddings: np.ndarray | None, new: bool = False
+    ) -> None:
         rows = doc_rows(sections, embeddings)
-        statements: list[Statement] = [(q.DELETE_STALE_DOCS, {"path": path, "keep": [r["id"] for r in rows]})]
+        statements: list[Statement] = (
+            [] if new else [(q.DELETE_STALE_DOCS, {"path": path, "keep": [r["id"] for r in rows]})]
+        )
         if rows:
             statements.append((q.upsert_docs(self._vector_cast(embeddings)), {"rows": rows}))
         self._write_all(statements)

@@ -97,6 +97,11 @@ class FileWrite:
     chunks: list[Chunk] = field(default_factory=list)
     chunk_embeddings: np.ndarray | None = None
     doc_embeddings: list[np.ndarray | None] | None = None  # per symbol; None where it has no docstring
+    # the store holds nothing of this file (a full run's empty graph, or a file new to the index): what
+    # it held need not be looked for and deleted first. On Kùzu each of those deletes finds the file's
+    # nodes by scanning the label (no secondary index), so a full run of N files cost O(N^2): Django's
+    # write stage took over 20 minutes.
+    new: bool = False
 
     def symbol_rows(self) -> list[dict[str, Any]]:
         """One parameter map per symbol (SYMBOL_FIELDS, the file's metadata the symbol inherits, the
@@ -278,8 +283,11 @@ class GraphWriter(StoreHandle, Protocol):
     def prune_externals(self) -> int:
         """Delete External nodes nothing points to any more; returns how many."""
 
-    def write_docs(self, path: str, sections: list[DocSection], embeddings: np.ndarray | None) -> None:
-        """Upsert a document's sections; its sections that are gone are removed."""
+    def write_docs(
+        self, path: str, sections: list[DocSection], embeddings: np.ndarray | None, new: bool = False
+    ) -> None:
+        """Upsert a document's sections; its sections that are gone are removed (unless ``new``: the
+        store holds none of this document's)."""
 
     def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
         """Replace the MENTIONS edges of the sections of ``paths`` by (doc id, symbol id) ``pairs``."""

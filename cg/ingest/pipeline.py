@@ -776,6 +776,7 @@ def write(
     ``failed`` (path -> stage) is kept per file, so the next run tries those files again."""
     state, vectors = planned.state, embedded.vectors
     failed = failed or {}
+    stored = set(state.files) if planned.trusted else set()  # a full run starts from an empty graph
     earlier = set(state.unembedded) if planned.trusted else set()  # files an earlier run left without vectors
     earlier_commits = set(state.unembedded_commits) if planned.trusted else set()
     with store.run(full=not planned.trusted, dimension=vectors.width):
@@ -792,11 +793,14 @@ def write(
                     res = resolved.files[path]
                 else:  # only its commit time changed: its edges are the ones it had
                     res = Resolution(files[path].edges, files[path].externals)
-                kept = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings)
+                kept = _write_code(store, ex, unit, res, vectors, planned.settings.embed_docstrings, path not in stored)
                 files[path] = replace(kept, failed=failed.get(path, ""))
                 advance(1)
             for source in planned.documents:
-                files[source.path] = _write_document(store, source, embedded.sections[source.path], planned, vectors)
+                sections = embedded.sections[source.path]
+                files[source.path] = _write_document(
+                    store, source, sections, planned, vectors, source.path not in stored
+                )
                 advance(1)
             _write_retimed_documents(store, files, planned, vectors.width)
             written = _write_edges(store, files, resolved, rewritten, failed)
@@ -830,7 +834,13 @@ def write(
 
 
 def _write_code(
-    store: GraphWriter, ex: FileExtraction, unit: Chunked, res: Resolution, vectors: Vectors, docstrings: bool
+    store: GraphWriter,
+    ex: FileExtraction,
+    unit: Chunked,
+    res: Resolution,
+    vectors: Vectors,
+    docstrings: bool,
+    new: bool = False,
 ) -> FileState:
     """One code file's nodes with their vectors (taken in ``_texts`` order); its state for the next run."""
     symbol_vectors = vectors.take(sum(1 for s in unit.symbols if s.retrievable))  # lambdas have none
@@ -847,6 +857,7 @@ def _write_code(
             chunks=unit.chunks,
             chunk_embeddings=chunk_vectors,
             doc_embeddings=per_symbol,
+            new=new,
         )
     )
     lexical = [len(s.search_text.split()) for s in unit.symbols if s.retrievable]
@@ -881,12 +892,12 @@ def _write_edges(
 
 
 def _write_document(
-    store: GraphWriter, source: SourceFile, sections: list[DocSection], planned: Plan, vectors: Vectors
+    store: GraphWriter, source: SourceFile, sections: list[DocSection], planned: Plan, vectors: Vectors, new: bool
 ) -> FileState:
     """A changed document: its File node and its sections with their vectors."""
     record = _record(source, source.data, planned.committed.get(source.path, 0))
-    store.write_file(FileWrite(record, [], np.zeros((0, vectors.width), np.float32)))
-    store.write_docs(source.path, sections, vectors.take(len(sections)))
+    store.write_file(FileWrite(record, [], np.zeros((0, vectors.width), np.float32), new=new))
+    store.write_docs(source.path, sections, vectors.take(len(sections)), new=new)
     return FileState(record.blob_sha, record.committed_at, record.language, sections=sections)
 
 
