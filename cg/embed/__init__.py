@@ -15,6 +15,7 @@ The cache is one SQLite file shared by every repository on the machine (``cache_
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import sys
@@ -304,9 +305,14 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
+        """The vectors' width: from the cache, else from the model folder's own description (a run
+        that defers its vectors must not load the model only to learn it), else by embedding ""."""
         probe = self.cache.get_many(self.cache_key, [content_hash("")])
         if probe:
             return int(next(iter(probe.values())).shape[0])
+        described = pooled_dimension(Path(resolve_model_path(self.model_name)))
+        if described:
+            return described
         vector = self.embed([""])[0]
         return int(vector.shape[0])
 
@@ -336,6 +342,21 @@ class Embedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([known[h] for h in hashes])
+
+
+def pooled_dimension(folder: Path) -> int:
+    """The width of a sentence-transformers model whose modules are a transformer, pooling and at most
+    a normalisation (MiniLM, mpnet, bge...): its pooling config's ``word_embedding_dimension``; 0 for
+    any other layout (a Dense layer changes the width) or a folder that does not say."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text("utf-8"))
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        if kinds[:2] != ["Transformer", "Pooling"] or set(kinds[2:]) - {"Normalize"}:
+            return 0
+        pooling = folder / modules[1]["path"] / "config.json"
+        return int(json.loads(pooling.read_text("utf-8"))["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return 0
 
 
 def _load_counting_tokenizer(path: str):

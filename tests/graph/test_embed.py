@@ -509,3 +509,21 @@ def test_index_and_search_go_on_over_a_truncated_cache(tmp_path: Path) -> None:
     assert [p.name for p in cache_dir.glob("embeddings.sqlite.corrupt-*")] != []
     search = cg_command("search", "coupon percentage", "--repo", str(repo), env=env)
     assert "apply_coupon" in search.stdout and search.stderr == ""
+
+
+def test_the_width_is_read_from_the_model_folder_without_loading_the_model(tmp_path: Path):
+    """A run that defers its vectors (`cg index --embed later`) asks the width of the vector columns
+    before anything is embedded: the model folder says it, and the model stays unloaded."""
+    embedder = Embedder(DEFAULT_MODEL, tmp_path / "cache", backend="onnx", precision="int8")
+    assert embedder.dimension == 384
+    assert embedder._onnx is None and embedder._model is None
+    assert embedder.embed(["def retry_failed_payment(invoice): ..."]).shape == (1, 384)
+
+    folder = tmp_path / "with-dense"  # a Dense layer changes the width: the folder no longer says it
+    shutil.copytree(resolve_model_path(DEFAULT_MODEL), folder)
+    modules = json.loads((folder / "modules.json").read_text())
+    modules.insert(2, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+    (folder / "modules.json").write_text(json.dumps(modules))
+    from cg.embed import pooled_dimension
+
+    assert pooled_dimension(folder) == 0 and pooled_dimension(Path(resolve_model_path(DEFAULT_MODEL))) == 384

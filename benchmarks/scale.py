@@ -1,0 +1,233 @@
+"""Big repositories: how soon a real project's graph can be queried, what it costs, and how it answers.
+
+For each project (PyPI sdists: requests 2.32.3, Django 5.1.4) and each configuration, interleaved
+over the rounds, on a fresh copy with an empty embedding cache (the ONNX export is copied in, so no
+round pays for exporting the model):
+
+1. ``cg index --embed later --json`` in a child process: the graph and its full-text index, no
+   vectors. Wall seconds, CPU seconds (user + sys of the child and the jedi workers it waited for,
+   from ``os.wait4``), peak RSS of the child, and the index's size on disk: the time to a queryable
+   graph.
+2. ``cg index`` again, which computes the vectors (time to full vectors is 1 + 2).
+3. a one-line edit of one function body, then ``cg index``: the incremental time, with the stage
+   seconds the run reports.
+4. in the last round, answer latency on that index in a warm process (benchmarks/latency.py's
+   measurement: explain, impact, path), and the CLI's start-up (``cg --help``).
+
+The machine's load average is recorded at the start and the end; medians are over the rounds.
+
+    python benchmarks/scale.py                                  # requests, 3 rounds, both configs
+    python benchmarks/scale.py --projects django --rounds 1 --configs name
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from ingest import fetch_sdist  # noqa: E402
+from latency import QUESTIONS, measure  # noqa: E402
+from results import machine_line, model_line, write_section  # noqa: E402
+
+from cg.api import quiet_model_loading  # noqa: E402
+from cg.config import load_settings  # noqa: E402
+
+PROJECTS = {"requests": ("requests", "2.32.3"), "django": ("Django", "5.1.4")}
+CONFIGS = {
+    "defaults": {},
+    "name": {"CG_RESOLVER": "name", "CG_HISTORY_COMMITS": "0"},
+}
+CONFIG_LABELS = {"defaults": "cg defaults (jedi)", "name": "`resolver=name`, no history"}
+QUESTIONS = {
+    **QUESTIONS,
+    "Django 5.1.4": [
+        "how does a queryset filter become SQL?",
+        "how does a request pass through the middleware chain?",
+        "how are migrations applied to the database?",
+        "how does a template resolve a variable?",
+        "how is a model registered with the admin site?",
+    ],
+}
+# one function body each edit changes (a line appended inside it), as a user's small fix would
+EDITS = {
+    "requests": ("src/requests/utils.py", "def dict_to_sequence(d):\n"),
+    "django": ("django/utils/text.py", "def capfirst(x):\n"),
+}
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str]) -> dict:
+    """``command`` as a child process: wall and CPU seconds, peak RSS, and its stdout as JSON."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        stderr = proc.stderr.read() if proc.stderr else ""
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        stdout = out.read()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {stderr.strip()[-400:]}")
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "summary": json.loads(stdout) if stdout.strip().startswith("{") else {},
+    }
+
+
+def disk_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+
+
+def fresh_cache(work: Path) -> Path:
+    """An empty embedding cache holding the user's ONNX export of the model (exporting is not indexing)."""
+    cache = work / "cache"
+    source = load_settings(ROOT).cache_dir / "onnx"
+    if source.is_dir():
+        shutil.copytree(source, cache / "onnx")
+    return cache
+
+
+def edit(repo: Path, project: str) -> None:
+    path, header = EDITS[project]
+    file = repo / path
+    text = file.read_text()
+    at = text.index(header) + len(header)
+    file.write_text(text[:at] + "    # reviewed: behaviour unchanged\n" + text[at:])
+
+
+def one_round(project: str, source: Path, config: str, latency: bool) -> dict:
+    cg = str(Path(sys.executable).parent / "cg")
+    work = Path(tempfile.mkdtemp(prefix="cg-scale-"))
+    try:
+        repo = work / "repo"
+        shutil.copytree(source, repo, ignore=shutil.ignore_patterns(".cg", "__pycache__"))
+        env = {**os.environ, **CONFIGS[config], "CG_CACHE_DIR": str(fresh_cache(work))}
+        row: dict = {"graph": run([cg, "index", "--embed", "later", "--json"], repo, env)}
+        row["index_mb"] = disk_mb(repo / ".cg")
+        row["vectors"] = run([cg, "index", "--json"], repo, env)
+        row["vectors_mb"] = disk_mb(repo / ".cg")
+        edit(repo, project)
+        row["edit"] = run([cg, "index", "--json"], repo, env)
+        if latency:
+            os.environ["CG_CACHE_DIR"] = env["CG_CACHE_DIR"]
+            for key, value in CONFIGS[config].items():
+                os.environ[key] = value
+            try:
+                row["latency"] = measure(repo, "kuzu", QUESTIONS[label(project)])
+            finally:
+                for key in ("CG_CACHE_DIR", *CONFIGS[config]):
+                    os.environ.pop(key, None)
+            starts = [run([cg, "--help"], repo, env)["wall"] for _ in range(3)]
+            row["startup"] = statistics.median(starts)
+        return row
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def label(project: str) -> str:
+    name, version = PROJECTS[project]
+    return f"{name} {version}"
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="requests", help="comma-separated: requests, django")
+    parser.add_argument("--configs", default="defaults,name", help="comma-separated: defaults, name")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    quiet_model_loading()
+    projects = args.projects.split(",")
+    configs = args.configs.split(",")
+    load_start = os.getloadavg()
+    rows: dict[tuple[str, str], list[dict]] = {}
+    for round_no in range(args.rounds):
+        for project in projects:
+            source = fetch_sdist(*PROJECTS[project])
+            for config in configs:
+                last = round_no == args.rounds - 1
+                r = one_round(project, source, config, latency=last)
+                rows.setdefault((project, config), []).append(r)
+                g = r["graph"]
+                print(
+                    f"{label(project)} {config} round {round_no + 1}: queryable after {g['wall']:.0f} s wall,"
+                    f" {g['cpu']:.0f} CPU s, {g['rss_mb']:.0f} MB peak; edit {r['edit']['wall']:.1f} s",
+                    flush=True,
+                )
+    load_end = os.getloadavg()
+
+    lines = [
+        machine_line(),
+        "",
+        f"`python benchmarks/scale.py --projects {args.projects} --configs {args.configs} --rounds {args.rounds}"
+        "`: each project from its PyPI sdist, each configuration on a fresh copy with an empty embedding",
+        "cache, interleaved over the rounds; medians. *Queryable* = `cg index --embed later` (the graph and",
+        "its full-text index; search, callers, impact, path and explain answer from it): wall and CPU seconds",
+        "(user + sys, with the jedi workers), peak RSS, index on disk. *Vectors* = the next `cg index`, which",
+        f"computes them ({model_line()}). *One-file edit* = one line added inside one function body, then",
+        "`cg index` (stages as the run reports them). Latency: the last round's index in a warm process",
+        "(benchmarks/latency.py's measurement; explain includes embedding the question). Start-up: `cg --help`.",
+        f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_start)}, at the end"
+        f" {', '.join(f'{x:.1f}' for x in load_end)}, on {os.cpu_count()} cores.",
+        "",
+        "| project | configuration | rounds | files | definitions | queryable: CPU s | wall s | peak RSS MB "
+        "| index MB | stage seconds (parse / resolve / chunk / write) | vectors: wall s | texts embedded "
+        "| index MB with vectors | one-file edit wall s | edit stages | explain p50 ms | impact p50 ms "
+        "| path p50 ms | start-up s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (project, config), rs in rows.items():
+        graph = [r["graph"] for r in rs]
+        s = graph[-1]["summary"]
+        secs = s.get("seconds", {})
+        stages = " / ".join(f"{secs.get(k, 0):.0f}" for k in ("parse", "resolve", "embed", "write"))
+        vec = [r["vectors"] for r in rs]
+        edits = [r["edit"] for r in rs]
+        e = edits[-1]["summary"].get("seconds", {})
+        edit_stages = ", ".join(f"{k} {v:.1f}" for k, v in e.items() if v >= 0.05)
+        lat = next((r["latency"]["times"] for r in rs if "latency" in r), None)
+        cells = [
+            label(project),
+            CONFIG_LABELS[config],
+            str(len(rs)),
+            str(s.get("files", "")),
+            str(s.get("symbols", "")),
+            f"{med([g['cpu'] for g in graph]):.0f}",
+            f"{med([g['wall'] for g in graph]):.0f}",
+            f"{med([g['rss_mb'] for g in graph]):.0f}",
+            f"{med([r['index_mb'] for r in rs]):.0f}",
+            stages,
+            f"{med([v['wall'] for v in vec]):.0f}",
+            str(vec[-1]["summary"].get("embedded", "")),
+            f"{med([r['vectors_mb'] for r in rs]):.0f}",
+            f"{med([x['wall'] for x in edits]):.1f}",
+            edit_stages,
+            *(f"{med(lat[k]) * 1000:.0f}" if lat and lat[k] else "" for k in ("explain", "impact", "path")),
+            f"{next((r['startup'] for r in rs if 'startup' in r), float('nan')):.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    title = "Big repositories (benchmarks/scale.py)"
+    if "django" in projects:
+        title = "Big repositories: Django (benchmarks/scale.py)"
+    write_section(title, "\n".join(lines))
+    print("results written to benchmarks/RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()
