@@ -135,8 +135,8 @@ def _errors() -> Iterator[None]:
         yield
     except CgError as exc:
         _fail(str(exc), exc.exit_code)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
+    except KeyboardInterrupt as exc:
+        _fail(str(exc) or "interrupted", 130)
     except (typer.Exit, BrokenPipeError):
         raise
     except Exception as exc:  # a bug of ours: still one line, the traceback only on request

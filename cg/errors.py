@@ -17,3 +17,8 @@ class CgError(Exception):
 
 class UserError(CgError):
     """Bad input on the command line (a missing directory, an unknown format, a bad ``--param``)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C with something to say about what was kept (a KeyboardInterrupt still, so everything that
+    stops on one stops on it): the CLI prints its line and exits 130."""

@@ -12,10 +12,13 @@ Both extensions ship with the kuzu 0.11.3 wheel and load offline.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shutil
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -77,6 +80,47 @@ def _schema(dimension: int) -> list[str]:
 # run and every reader within a laptop's means; the pages a query touches (vectors for the exact scan,
 # 128 MB for 83k definitions) fit well inside it (``kuzu_buffer_mb``, docs/configuration.md).
 DEFAULT_BUFFER_MB = 1024
+
+
+@contextmanager
+def interrupt_on_ctrl_c(interrupt: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, Ctrl-C also stops the statement Kùzu is running, with ``interrupt``.
+
+    Python runs a signal handler only between bytecodes, and one Kùzu statement can run for a minute
+    (the compaction's ``EXPORT DATABASE`` and ``COPY`` of a big index): Ctrl-C waited for it. The C-level
+    handler still writes the signal's number to the wakeup fd at once, so a thread blocked on that fd
+    sees it and calls ``Connection.interrupt`` (Kùzu releases the GIL while it runs): the statement
+    fails with "Interrupted", and the KeyboardInterrupt follows as the main thread resumes. Only the
+    main thread may set the wakeup fd (a server's background index runs go without)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            signals = os.read(read_end, 64)
+            if previous != -1:  # whoever had the fd before hears of the signals too
+                with suppress(OSError):
+                    os.write(previous, signals)
+            if signal.SIGINT in signals and not done.is_set():
+                with suppress(RuntimeError):
+                    interrupt()
+
+    watcher = threading.Thread(target=watch, name="cg-kuzu-interrupt", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous)
+        os.write(write_end, b"\0")  # wakes the watcher, which sees ``done``
+        watcher.join(timeout=1)
+        os.close(write_end)
+        os.close(read_end)
 
 
 class KuzuStore(CypherStore):
@@ -387,8 +431,9 @@ class KuzuIndexStore(KuzuStore):
         if dimension is not None:
             self.ensure_schema(dimension)
         try:
-            yield
-            self._compact_if_grown()
+            with interrupt_on_ctrl_c(lambda: self._conn.interrupt()):
+                yield
+                self._compact_if_grown()
         except BaseException:
             self._discard()
             raise

@@ -23,6 +23,7 @@ import numpy as np
 
 from cg.config import Settings
 from cg.embed import Embedder, approx_tokens, content_hash
+from cg.errors import Interrupted
 from cg.graph.store import FileWrite, GraphWriter
 from cg.ingest import freshness, git
 from cg.ingest.baseline import PROBES, write_null_cosine
@@ -381,7 +382,13 @@ def index_repository(
                 "the graph and its full-text index are stored and can be queried;"
                 " computing the vectors the cache does not hold"
             )
-            filled = fill_vectors(settings, store, embedder, planned.state, planned.state_path, embedded, progress)
+            try:
+                filled = fill_vectors(settings, store, embedder, planned.state, planned.state_path, embedded, progress)
+            except KeyboardInterrupt as exc:
+                raise Interrupted(
+                    "interrupted while computing vectors: the graph is stored and answers from the full-text and"
+                    " graph arms meanwhile; the next `cg index` computes the vectors"
+                ) from exc
             summary.embedded += filled.embedded
             summary.embed_cached += filled.cached
             summary.seconds["model"] += filled.model_seconds

@@ -147,7 +147,7 @@ def test_many_misses_store_the_graph_first_and_a_stop_while_embedding_loses_noth
     embedder = embedder_for(settings)
     progress = StopWhileEmbedding()
     with open_store(settings, read_only=False, must_exist=False) as store:  # the product's store: generations
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt, match="the graph is stored"):
             index_repository(settings, store, embedder, progress)
     assert any("can be queried" in n for n in progress.notes)
 
