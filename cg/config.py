@@ -93,7 +93,6 @@ class Settings:
     # kuzu: a run rewrites its generation compactly once the file has grown past this many times its size
     # after the last rewrite (0 = never; docs/freshness.md, "The index does not grow")
     kuzu_compact_growth: float = 2.0
-    kuzu_buffer_mb: int = 1024  # kuzu: its page cache (Kùzu's own default is 80% of the machine's memory)
 
     @property
     def index_dir(self) -> Path:
@@ -142,7 +141,6 @@ _ENV = {
     "CG_REPO_KEY": "repo_key",
     "CG_LEASE_SECONDS": "lease_seconds",
     "CG_KUZU_COMPACT_GROWTH": "kuzu_compact_growth",
-    "CG_KUZU_BUFFER_MB": "kuzu_buffer_mb",
 }
 
 
@@ -232,8 +230,6 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
     settings = replace(settings, repo_key=checked_repo_key(settings.repo_key) or repo_key_for(repo))
     if settings.lease_seconds < 5:
         raise ConfigError(f"lease_seconds {settings.lease_seconds:g} is too short (at least 5; heartbeats renew it)")
-    if settings.kuzu_buffer_mb < 64:
-        raise ConfigError(f"kuzu_buffer_mb {settings.kuzu_buffer_mb} is too small (at least 64)")
     if settings.kuzu_compact_growth != 0 and settings.kuzu_compact_growth < 1.1:
         raise ConfigError(
             f"kuzu_compact_growth {settings.kuzu_compact_growth:g} would rewrite the index on every run"

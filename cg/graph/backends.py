@@ -22,7 +22,6 @@ def open_store(settings: Settings, read_only: bool = False, must_exist: bool = F
             read_only=read_only,
             lock_wait=settings.index_lock_wait,
             compact_growth=settings.kuzu_compact_growth,
-            buffer_mb=settings.kuzu_buffer_mb,
         )
     if settings.backend == "neo4j":
         try:

@@ -236,9 +236,13 @@ class CypherStore(ABC):
     def set_vectors(self, label: str, prop: str, ids: list[str], vectors: np.ndarray) -> None:
         if len(ids) != len(vectors):
             raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
-        if ids:
-            rows = [{"id": i, "vec": vector_param(v)} for i, v in zip(ids, vectors, strict=True)]
-            self._write_batches(q.set_vectors(label, prop, self._cast(self._dimension or int(vectors.shape[1]))), rows)
+        if not ids:
+            return
+        query = q.set_vectors(label, prop, self._cast(self._dimension or int(vectors.shape[1])))
+        for start in range(0, len(ids), self.batch_rows):  # a batch's rows at a time: lists of floats are big
+            end = start + self.batch_rows
+            rows = [{"id": i, "vec": vector_param(v)} for i, v in zip(ids[start:end], vectors[start:end], strict=True)]
+            self._write(query, {"rows": rows})
 
     def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray | None) -> None:
         rows = commit_rows(commits, embeddings)

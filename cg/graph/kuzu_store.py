@@ -75,13 +75,6 @@ def _schema(dimension: int) -> list[str]:
     ]
 
 
-# Kùzu's page cache is 80% of the machine's memory unless told otherwise, and it keeps what it read:
-# indexing Django reached 3.9 GB of RSS on a 24 GB machine, most of it cached pages. A bound keeps a
-# run and every reader within a laptop's means; the pages a query touches (vectors for the exact scan,
-# 128 MB for 83k definitions) fit well inside it (``kuzu_buffer_mb``, docs/configuration.md).
-DEFAULT_BUFFER_MB = 1024
-
-
 @contextmanager
 def interrupt_on_ctrl_c(interrupt: Callable[[], None]) -> Iterator[None]:
     """While the block runs, Ctrl-C also stops the statement Kùzu is running, with ``interrupt``.
@@ -134,7 +127,6 @@ class KuzuStore(CypherStore):
         cg/graph/backends.py."""
         super().__init__(repo_key if repo_key is not None else repo_key_for(path.parent.parent))
         self.read_only = read_only
-        self.buffer_mb = DEFAULT_BUFFER_MB
         self._db: kuzu.Database | None = None
         if read_only and not path.exists():
             raise StoreError(f"no index at {path.parent}; run `cg index` first")
@@ -148,7 +140,7 @@ class KuzuStore(CypherStore):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = kuzu.Database(str(path), read_only=read_only, buffer_pool_size=self.buffer_mb << 20)
+            self._db = kuzu.Database(str(path), read_only=read_only)
         except RuntimeError as exc:  # Kùzu's lock and I/O errors run over two lines: keep one
             raise StoreError(f"cannot open the index at {path}: {' '.join(str(exc).split())}") from exc
         self._conn = kuzu.Connection(self._db)
@@ -360,11 +352,9 @@ class KuzuIndexStore(KuzuStore):
         read_only: bool = False,
         lock_wait: float = 60.0,
         compact_growth: float = 2.0,
-        buffer_mb: int = DEFAULT_BUFFER_MB,
     ) -> None:
         CypherStore.__init__(self, repo_key)
         self.compact_growth = compact_growth
-        self.buffer_mb = buffer_mb
         self.generations = generations
         self.read_only = read_only
         self._db = None
