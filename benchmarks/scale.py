@@ -187,7 +187,7 @@ def main() -> None:
         f" {', '.join(f'{x:.1f}' for x in load_end)}, on {os.cpu_count()} cores.",
         "",
         "| project | configuration | rounds | files | definitions | queryable: CPU s | wall s | peak RSS MB "
-        "| index MB | stage seconds (parse / resolve / chunk / write) | vectors: wall s | texts embedded "
+        "| index MB | stage seconds (parse / jedi / resolve / chunk / write) | vectors: wall s | texts embedded "
         "| index MB with vectors | one-file edit wall s | edit stages | explain p50 ms | impact p50 ms "
         "| path p50 ms | start-up s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -196,7 +196,7 @@ def main() -> None:
         graph = [r["graph"] for r in rs]
         s = graph[-1]["summary"]
         secs = s.get("seconds", {})
-        stages = " / ".join(f"{secs.get(k, 0):.0f}" for k in ("parse", "resolve", "embed", "write"))
+        stages = " / ".join(f"{secs.get(k, 0):.0f}" for k in ("parse", "jedi", "resolve", "embed", "write"))
         vec = [r["vectors"] for r in rs]
         edits = [r["edit"] for r in rs]
         e = edits[-1]["summary"].get("seconds", {})
