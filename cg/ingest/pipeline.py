@@ -646,22 +646,32 @@ def embed(
     history = read_history(settings.repo, settings.history_commits, planned.git_head, planned.saved, extractor_for)
     targets = _embeddable(chunked, sections, history.new, settings.embed_docstrings)
     texts = [t for _, t in targets]
-    distinct = {content_hash(t) for t in texts}
-    misses = len(distinct) - len(embedder.cache.get_many(embedder.cache_key, sorted(distinct)))
+    misses = _misses(embedder, texts)
     if misses and (defer_any or misses >= DEFER_AT):
         width = _width(store, embedder)
         vectors = Vectors(None, width, len(texts))
         return Embedded(chunked, sections, history, vectors, model_seconds, 0, 0, None, targets, True, counter)
     if misses:
-        loading = time.perf_counter()
-        embedder.load()  # here, so its time is reported apart from embedding
-        model_seconds += time.perf_counter() - loading
+        model_seconds += _load_model(embedder)
     with progress.stage("embed", len(texts)) as advance:
         matrix = embedder.embed(texts, advance)
     embedded, cached = embedder.embedded, embedder.cached
     width = int(matrix.shape[1]) if texts else _width(store, embedder)
     vectors = Vectors(matrix, width)
     return Embedded(chunked, sections, history, vectors, model_seconds, embedded, cached, None, targets, False, counter)
+
+
+def _misses(embedder: Embedder, texts: list[str]) -> int:
+    """How many distinct texts the embedding cache does not hold (the model must embed them)."""
+    distinct = {content_hash(t) for t in texts}
+    return len(distinct) - len(embedder.cache.get_many(embedder.cache_key, sorted(distinct)))
+
+
+def _load_model(embedder: Embedder) -> float:
+    """Load the model now, so its time is reported apart from embedding; the seconds it took."""
+    loading = time.perf_counter()
+    embedder.load()
+    return time.perf_counter() - loading
 
 
 def _width(store: GraphWriter, embedder: Embedder) -> int:
@@ -730,11 +740,7 @@ def fill_vectors(
     commits = [state.commits[c] for c in state.unembedded_commits if c in state.commits and c not in new_commits]
     targets += _embeddable(chunked, sections, commits, settings.embed_docstrings)
     texts = [t for _, t in targets]
-    model_seconds = 0.0
-    if len(embedder.cache.get_many(embedder.cache_key, [content_hash(t) for t in set(texts)])) < len(set(texts)):
-        loading = time.perf_counter()
-        embedder.load()  # here, so its time is reported apart from embedding
-        model_seconds = time.perf_counter() - loading
+    model_seconds = _load_model(embedder) if _misses(embedder, texts) else 0.0
     before = embedder.embedded, embedder.cached
     with progress.stage("vectors", len(texts)) as advance:
         matrix = embedder.embed(texts, advance)
@@ -849,7 +855,7 @@ def _write_code(
     docstrings: bool,
     new: bool = False,
 ) -> FileState:
-    """One code file's nodes with their vectors (taken in ``_texts`` order); its state for the next run."""
+    """One code file's nodes with their vectors (taken in ``_embeddable`` order); its state for the next run."""
     symbol_vectors = vectors.take(sum(1 for s in unit.symbols if s.retrievable))  # lambdas have none
     chunk_vectors = vectors.take(len(unit.chunks))
     docs = vectors.take(sum(1 for s in unit.symbols if s.docstring) if docstrings else 0)
