@@ -245,7 +245,9 @@ def _summary_text(s) -> str:
         f"{s.calls_unresolved} unresolved"
         + (f" ({s.calls_ambiguous} ambiguous, not guessed)" if s.calls_ambiguous else "")
         + f" ({s.resolved_share:.0%} resolved)",
-        f"embeddings: {s.embedded} computed, {s.embed_cached} from cache",
+        f"embeddings: {s.embedded} computed"
+        + (f" on {s.embed_device}" if s.embed_device else "")
+        + f", {s.embed_cached} from cache",
     ]
     if s.unembedded_files or s.unembedded_commits:
         lines.append(

@@ -39,6 +39,9 @@ class Settings:
     embed_backend: str = "onnx"
     # fp32, int8 or int8-mixed (onnx only); "" = the backend's default: int8 on onnx, fp32 on torch
     embed_precision: str = ""
+    # where the model runs: "auto" (a CUDA device when the backend sees one: torch's, or ONNX Runtime's
+    # CUDA provider from onnxruntime-gpu), "cpu", or "cuda" (refused in one line without one); never needed
+    embed_device: str = "auto"
     embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
     embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
     # when the vectors the cache does not hold are computed: "now" (in the run; many of them come after
@@ -122,6 +125,7 @@ _ENV = {
     "CG_BATCH_SIZE": "batch_size",
     "CG_EMBED_BACKEND": "embed_backend",
     "CG_EMBED_PRECISION": "embed_precision",
+    "CG_EMBED_DEVICE": "embed_device",
     "CG_EMBED_MAX_TOKENS": "embed_max_tokens",
     "CG_CACHE_DIR": "cache_dir",
     "CG_MAX_FILE_BYTES": "max_file_bytes",
@@ -217,6 +221,8 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError(f"unknown embed {settings.embed!r} (use now or later)")
     if settings.embed_backend not in ("torch", "onnx"):
         raise ConfigError(f"unknown embed_backend {settings.embed_backend!r} (use torch or onnx)")
+    if settings.embed_device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"unknown embed_device {settings.embed_device!r} (use auto, cpu or cuda)")
     if not settings.embed_precision:
         settings = replace(settings, embed_precision=DEFAULT_PRECISION.get(settings.embed_backend, "fp32"))
     if settings.embed_precision not in ("fp32", "int8", "int8-mixed"):

@@ -54,6 +54,32 @@ def resolve_model_path(model: str) -> str:
     return model
 
 
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def torch_device(requested: str, precision: str) -> str:
+    """The device the torch backend runs on for ``embed_device = requested``: ``auto`` takes a CUDA
+    device when torch sees one, ``cuda`` insists on it (one clear line when there is none). Dynamic
+    int8 quantization is a CPU kernel, so int8 stays on the CPU under ``auto`` and is refused under
+    ``cuda``. A GPU computes the same vectors to within float rounding, so the cache is shared."""
+    if requested == "cpu":
+        return "cpu"
+    if precision == "int8":
+        if requested == "cuda":
+            raise EmbeddingError(
+                "embed_precision 'int8' on the torch backend runs on the CPU only (dynamic quantization);"
+                " use embed_precision 'fp32' with embed_device 'cuda'"
+            )
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if requested == "cuda":
+        raise EmbeddingError("embed_device 'cuda', but torch sees no CUDA device; use 'auto' or 'cpu'")
+    return "cpu"
+
+
 def approx_tokens(texts: Sequence[str]) -> list[int]:
     """A tokenizer-free estimate (about 3.5 characters per WordPiece token of code)."""
     return [max(1, int(len(t) / 3.5)) for t in texts]
@@ -190,6 +216,7 @@ def embedder_for(settings) -> Embedder:
         precision=settings.embed_precision,
         max_tokens=settings.embed_max_tokens,
         backend=settings.embed_backend,
+        device=settings.embed_device,
     )
 
 
@@ -201,7 +228,7 @@ class Embedder:
         model: str,
         cache_dir: Path,
         batch_size: int = 32,
-        device: str = "cpu",
+        device: str = "auto",
         precision: str = "fp32",
         max_tokens: int = 0,
         backend: str = "torch",
@@ -212,11 +239,14 @@ class Embedder:
             raise EmbeddingError(f"embedding backend {backend!r} is not torch or onnx")
         if precision == "int8-mixed" and backend != "onnx":
             raise EmbeddingError("embedding precision 'int8-mixed' needs embed_backend = 'onnx'")
+        if device not in DEVICES:
+            raise EmbeddingError(f"embed_device {device!r} is not auto, cpu or cuda")
         self.model_name = model
         self.backend = backend
         self.cache_dir = cache_dir
         self.batch_size = batch_size
-        self.device = device
+        self.device = device  # as asked: auto, cpu or cuda
+        self.device_used: str | None = None  # where the model runs, once it is loaded
         self.precision = precision
         self.max_tokens = max_tokens
         self.cache_key = embedding_key(model, backend, precision, max_tokens)
@@ -240,8 +270,9 @@ class Embedder:
                 raise EmbeddingError(
                     "embed_backend 'torch' needs the torch extra (pip install 'cg[torch]'); the default 'onnx' does not"
                 ) from exc
+            device = torch_device(self.device, self.precision)
             try:
-                model = SentenceTransformer(path, device=self.device)
+                model = SentenceTransformer(path, device=device)
             except Exception as exc:  # noqa: BLE001 - any load failure is one clear line
                 raise EmbeddingError(f"cannot load embedding model {self.model_name!r}: {exc}") from exc
             if self.max_tokens:
@@ -255,6 +286,7 @@ class Embedder:
                     warnings.simplefilter("ignore")
                     model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
             self._model = model
+            self.device_used = device
         return self._model
 
     def token_counter(self):
@@ -297,10 +329,17 @@ class Embedder:
                 raise EmbeddingError(f"embed_backend 'onnx' needs a local model folder, not {self.model_name!r}")
             try:
                 self._onnx = OnnxEncoder(
-                    path, self.cache_dir, self.precision, self.max_tokens, self.batch_size, self.model_name
+                    path,
+                    self.cache_dir,
+                    self.precision,
+                    self.max_tokens,
+                    self.batch_size,
+                    self.model_name,
+                    device=self.device,
                 )
             except OnnxError as exc:
                 raise EmbeddingError(str(exc)) from exc
+            self.device_used = self._onnx.device
         return self._onnx
 
     @property

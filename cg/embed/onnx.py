@@ -273,6 +273,21 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def onnx_providers(requested: str, available: Sequence[str]) -> list[str]:
+    """ONNX Runtime's execution providers for ``embed_device = requested``, given the ones this
+    onnxruntime build offers: CUDA first when it is there (``auto``) or asked for (``cuda``, refused in
+    one line without it: the CPU wheel has none, ``onnxruntime-gpu`` has), the CPU always last, since
+    ONNX Runtime places on it the nodes the CUDA provider has no kernel for (int8's among them)."""
+    if requested != "cpu" and "CUDAExecutionProvider" in available:
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    if requested == "cuda":
+        raise OnnxError(
+            "embed_device 'cuda' needs ONNX Runtime's CUDA provider (the onnxruntime-gpu package); this"
+            f" onnxruntime offers {', '.join(available) or 'none'}; use 'auto' or 'cpu'"
+        )
+    return ["CPUExecutionProvider"]
+
+
 class OnnxEncoder:
     """Texts -> unit vectors with ONNX Runtime, tokenised and pooled like sentence-transformers."""
 
@@ -285,6 +300,7 @@ class OnnxEncoder:
         batch_size: int,
         label: str = "",
         model_file: Path | None = None,
+        device: str = "cpu",
     ) -> None:
         """``model_file`` runs that ONNX file instead of the cached export (benchmarks compare recipes)."""
         if precision not in PRECISIONS:
@@ -306,11 +322,13 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        providers = onnx_providers(device, ort.get_available_providers())
         try:
-            self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(path), options, providers=providers)
         except Exception as exc:  # noqa: BLE001 - a damaged cache file
             raise OnnxError(f"cannot load {path.name} ({_one_line(exc)}); delete {path.parent} to re-export") from exc
         self.inputs = {i.name for i in self.session.get_inputs()}
+        self.device = "cuda" if "CUDAExecutionProvider" in self.session.get_providers() else "cpu"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors in input order; runs group texts of equal token length."""

@@ -130,6 +130,7 @@ class IndexSummary:
     jedi_failed: list[str] = field(default_factory=list)
     embedded: int = 0
     embed_cached: int = 0
+    embed_device: str | None = None  # where the model ran ("cpu", "cuda"); None when it was not loaded
     # files and commits stored without their vectors (``embed = "later"``): a later run computes them
     unembedded_files: int = 0
     unembedded_commits: int = 0
@@ -394,6 +395,7 @@ def index_repository(
             summary.seconds["model"] += filled.model_seconds
             summary.seconds["vectors"] = clock.lap() - filled.model_seconds
 
+    summary.embed_device = embedder.device_used
     _totals(summary, written.files, planned.report)
     summary.commits, summary.commits_new = len(embedded.history.commits), len(embedded.history.new)
     summary.redacted_commits = embedded.history.redacted

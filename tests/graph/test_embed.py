@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -505,7 +506,7 @@ def test_index_and_search_go_on_over_a_truncated_cache(tmp_path: Path) -> None:
     result = cg_command("index", str(repo), "--full", env=env)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "embedding cache" in lines[0] and "moved aside to embeddings.sqlite.corrupt-" in lines[0]
-    assert "embeddings: 3 computed, 0 from cache" in result.stdout
+    assert re.search(r"embeddings: 3 computed on (cpu|cuda), 0 from cache", result.stdout)
     assert [p.name for p in cache_dir.glob("embeddings.sqlite.corrupt-*")] != []
     search = cg_command("search", "coupon percentage", "--repo", str(repo), env=env)
     assert "apply_coupon" in search.stdout and search.stderr == ""
@@ -527,3 +528,72 @@ def test_the_width_is_read_from_the_model_folder_without_loading_the_model(tmp_p
     from cg.embed import pooled_dimension
 
     assert pooled_dimension(folder) == 0 and pooled_dimension(Path(resolve_model_path(DEFAULT_MODEL))) == 384
+
+
+# --- where the model runs (embed_device) ----------------------------------------------------------
+
+
+def test_onnx_providers_put_cuda_first_only_when_the_build_has_it():
+    from cg.embed.onnx import OnnxError, onnx_providers
+
+    gpu_build = ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert onnx_providers("auto", gpu_build) == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert onnx_providers("cuda", gpu_build) == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert onnx_providers("cpu", gpu_build) == ["CPUExecutionProvider"]
+    assert onnx_providers("auto", ["CPUExecutionProvider"]) == ["CPUExecutionProvider"]
+    with pytest.raises(OnnxError, match="onnxruntime-gpu"):
+        onnx_providers("cuda", ["CPUExecutionProvider"])
+
+
+def test_torch_device_follows_what_torch_sees(monkeypatch: pytest.MonkeyPatch):
+    import torch
+
+    from cg.embed import torch_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert torch_device("auto", "fp32") == "cuda" and torch_device("cuda", "fp32") == "cuda"
+    assert torch_device("cpu", "fp32") == "cpu"
+    assert torch_device("auto", "int8") == "cpu"  # dynamic quantization is a CPU kernel
+    with pytest.raises(EmbeddingError, match="CPU only"):
+        torch_device("cuda", "int8")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert torch_device("auto", "fp32") == "cpu"
+    with pytest.raises(EmbeddingError, match="no CUDA device"):
+        torch_device("cuda", "fp32")
+
+
+def test_auto_runs_on_the_cpu_here_and_says_so(tmp_path: Path, exports: Path):
+    """CI has no GPU: ``auto`` (the default) must run the model on the CPU, give the same vectors as
+    ``cpu``, and name the device it used."""
+    import onnxruntime as ort
+
+    texts = ["def charge_invoice(invoice, gateway): ...", "class RetryPolicy: ..."]
+    auto = Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8")
+    cpu = Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8", device="cpu")
+    assert auto.device == "auto" and auto.device_used is None
+    assert np.allclose(auto.encode(texts), cpu.encode(texts))
+    expected = "cuda" if "CUDAExecutionProvider" in ort.get_available_providers() else "cpu"
+    assert auto.device_used == expected and cpu.device_used == "cpu"
+
+
+def test_asking_for_cuda_without_one_is_one_clear_line(tmp_path: Path, exports: Path):
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime has a CUDA provider")
+    embedder = Embedder(DEFAULT_MODEL, exports, backend="onnx", precision="int8", device="cuda")
+    with pytest.raises(EmbeddingError, match="embed_device 'cuda' needs ONNX Runtime's CUDA provider"):
+        embedder.encode(["def refund(payment): ..."])
+    with pytest.raises(EmbeddingError, match="not auto, cpu or cuda"):
+        Embedder(DEFAULT_MODEL, tmp_path, device="tpu")
+
+
+def test_embed_device_is_a_checked_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from cg.config import ConfigError, load_settings
+
+    assert load_settings(tmp_path).embed_device == "auto"
+    monkeypatch.setenv("CG_EMBED_DEVICE", "cpu")
+    assert load_settings(tmp_path).embed_device == "cpu"
+    monkeypatch.setenv("CG_EMBED_DEVICE", "gpu")
+    with pytest.raises(ConfigError, match="unknown embed_device 'gpu'"):
+        load_settings(tmp_path)
