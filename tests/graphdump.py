@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from cg.graph.cypher import VECTOR_PROPS
 from cg.graph.store import SYMBOL_FIELDS
 
 NODES = {
@@ -56,3 +59,23 @@ def differences(left: dict[str, set[tuple]], right: dict[str, set[tuple]], limit
         lines += [f"{key} only in incremental: {r!r}"[:400] for r in only_left]
         lines += [f"{key} only in full rebuild: {r!r}"[:400] for r in only_right]
     return lines
+
+
+def vectors(store) -> dict[tuple[str, str], dict[str, np.ndarray]]:
+    """Every stored vector, by (label, property) and node id."""
+    out = {}
+    for label, prop in VECTOR_PROPS:
+        rows = store._read(f"MATCH (n:{label}) WHERE n.repo = $repo AND n.{prop} IS NOT NULL RETURN n.id")
+        out[label, prop] = store.embeddings([r[0] for r in rows], label, prop) if rows else {}
+    return out
+
+
+def vector_differences(got, want) -> list[str]:
+    """Where two stores' vectors differ: a property holding other nodes' vectors, or a vector that is not the same."""
+    problems = []
+    for key in want:
+        if set(got[key]) != set(want[key]):
+            problems.append(f"{key}: {len(got[key])} vectors, the reference stores {len(want[key])}")
+            continue
+        problems += [f"{key} {i}" for i in want[key] if not np.allclose(got[key][i], want[key][i], atol=1e-6)]
+    return problems

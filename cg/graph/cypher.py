@@ -39,13 +39,14 @@ VECTOR_PROPS = (
     ("Doc", "embedding"),
     ("Commit", "embedding"),
 )
-REL_PROPS = {
-    "DEFINES": "{line: r.line}",
-    "IMPORTS": "{line: r.line, resolved_by: r.resolved_by}",
-    "CALLS": "{line: r.line, resolved_by: r.resolved_by, confidence: r.confidence, candidates: r.candidates}",
-    "INHERITS": "{line: r.line, resolved_by: r.resolved_by}",
-    "DECORATES": "{line: r.line, resolved_by: r.resolved_by}",
+REL_COLUMNS = {  # the properties each relationship type written by write_edges carries
+    "DEFINES": ("line",),
+    "IMPORTS": ("line", "resolved_by"),
+    "CALLS": ("line", "resolved_by", "confidence", "candidates"),
+    "INHERITS": ("line", "resolved_by"),
+    "DECORATES": ("line", "resolved_by"),
 }
+REL_PROPS = {rel: "{" + ", ".join(f"{p}: r.{p}" for p in props) + "}" for rel, props in REL_COLUMNS.items()}
 EDGE_ENDS = ("File", "Symbol", "External")  # what write_edges connects
 EDGE_SOURCES = {  # the labels each relationship type leaves from (what `stats` counts)
     "DEFINES": ("File", "Symbol"),

@@ -36,6 +36,7 @@ from cg.graph.store import (
     doc_rows,
     edge_row,
     external_rows,
+    file_row,
     grouped,
     touching_by_symbol,
     vector_param,
@@ -145,16 +146,7 @@ class CypherStore(ABC):
         symbols = write.symbol_rows()
         chunks = write.chunk_rows()
         externals = external_rows(write.externals)
-        file_params = {
-            "id": rec.path,
-            "language": rec.language,
-            "kind": rec.kind,
-            "blob_sha": rec.blob_sha,
-            "loc": rec.loc,
-            "module": rec.module,
-            "committed_at": rec.committed_at,
-        }
-        statements: list[Statement] = [(q.UPSERT_FILE, file_params)]
+        statements: list[Statement] = [(q.UPSERT_FILE, file_row(rec))]
         if not write.new:  # each delete finds the file's nodes by path: a scan of the label on Kùzu
             statements += [
                 (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),

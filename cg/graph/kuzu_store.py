@@ -17,7 +17,7 @@ import re
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -25,11 +25,14 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from cg.config import repo_key_for
+from cg.graph import cypher as q
 from cg.graph.cypher import TEXT_FIELDS, text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
+from cg.graph.kuzu_bulk import BulkLoad, Unbufferable
 from cg.graph.readonly import vet
-from cg.graph.store import SCHEMA_VERSION, StoreError
+from cg.graph.store import SCHEMA_VERSION, FileWrite, StoreError, commit_rows, doc_rows
+from cg.model import CommitRecord, DocSection, Edge, External
 
 if TYPE_CHECKING:
     import kuzu
@@ -119,6 +122,11 @@ def interrupt_on_ctrl_c(interrupt: Callable[[], None]) -> Iterator[None]:
 class KuzuStore(CypherStore):
     backend = "kuzu"
     batch_rows = 2000
+    # A full run's rows go in by COPY (cg/graph/kuzu_bulk.py), this many per statement and at most this
+    # many waiting in memory; 0 writes them statement by statement, as every other run does.
+    bulk_rows = 20_000
+    _bulk: BulkLoad | None = None  # the bulk load under way
+    _bulk_loaded = False  # this run began as a bulk load (what COPY writes is compact)
 
     def __init__(self, path: Path, read_only: bool = False, repo_key: str | None = None) -> None:
         """A store over one database file for the repository ``repo_key`` (default: the key of the
@@ -173,10 +181,113 @@ class KuzuStore(CypherStore):
             self.reset()
         if dimension is not None:
             self.ensure_schema(dimension)
-        yield
+        with self._bulk_load(full, dimension):
+            yield
+
+    # -- a full run's bulk load (cg/graph/kuzu_bulk.py) ----------------------------------------------
+    @contextmanager
+    def _bulk_load(self, full: bool, dimension: int | None) -> Iterator[None]:
+        """While a full run writes into its empty tables, take its rows in bulk; copy what waits when
+        the run's block ends well, drop it when it fails (the run's writes are discarded anyway)."""
+        self._bulk_loaded = False
+        if full and dimension is not None and self.bulk_rows:
+            self._bulk, self._bulk_loaded = BulkLoad(dimension, self.bulk_rows), True
+        try:
+            yield
+            self._end_bulk()
+        finally:
+            self._bulk = None
+
+    def _flush(self) -> None:
+        """Copy the rows waiting in the bulk load (before any other statement runs)."""
+        bulk = self._bulk
+        if bulk is None or not bulk.pending:
+            return
+        for query, params in bulk.drain():
+            self._conn.execute(query, self._params(query, params))
+
+    def _end_bulk(self) -> None:
+        """Copy what waits and write statement by statement from now on: the next write is one the
+        bulk load cannot take, or the run is over."""
+        self._flush()
+        self._bulk = None
+
+    def _buffered(self, added: list[dict[str, Any]] | None = None) -> None:
+        """After rows went into the bulk load: copy them once enough wait, and merge the Externals
+        written again with other properties (``added``) by statement."""
+        if self._bulk is not None and self._bulk.pending >= self.bulk_rows:
+            self._flush()
+        if added:
+            self._write(q.UPSERT_EXTERNALS, {"rows": added})
+
+    def _took(self, add: Callable[[BulkLoad], list[dict[str, Any]] | None], when: bool = True) -> bool:
+        """Whether the bulk load took a write (``add`` hands it over, ``when`` it may); when it cannot,
+        the load ends and the caller writes by statement."""
+        if self._bulk is not None and when:
+            try:
+                added = add(self._bulk)
+            except Unbufferable:
+                pass
+            else:
+                self._buffered(added)
+                return True
+        self._end_bulk()
+        return False
+
+    def write_file(self, write: FileWrite) -> None:
+        if not self._took(lambda bulk: bulk.add_file(write), write.new):
+            super().write_file(write)
+
+    def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
+        if not self._took(lambda bulk: bulk.add_edges(edges, externals)):
+            super().write_edges(edges, externals)
+
+    def write_docs(
+        self, path: str, sections: list[DocSection], embeddings: np.ndarray | None, new: bool = False
+    ) -> None:
+        if not self._took(lambda bulk: bulk.add_docs(sections, doc_rows(sections, embeddings)), new):
+            super().write_docs(path, sections, embeddings, new)
+
+    def write_mentions(self, paths: list[str], pairs: list[tuple[str, str]]) -> None:
+        if not self._took(lambda bulk: bulk.add_mentions(paths, pairs)):
+            super().write_mentions(paths, pairs)
+
+    def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray | None) -> None:
+        if not self._took(lambda bulk: bulk.add_commits(commits, commit_rows(commits, embeddings))):
+            super().write_commits(commits, embeddings)
+
+    def write_touches(self, pairs: list[tuple[str, str, str]]) -> None:
+        if not self._took(lambda bulk: bulk.add_touches(pairs)):
+            super().write_touches(pairs)
+
+    # the writes that change what the load has written: it ends first
+    def delete_files(self, paths: list[str]) -> None:
+        if paths:
+            self._end_bulk()
+        super().delete_files(paths)
+
+    def delete_edges(self, paths: list[str]) -> None:
+        if paths:
+            self._end_bulk()
+        super().delete_edges(paths)
+
+    def delete_commits(self, ids: list[str]) -> None:
+        if ids:
+            self._end_bulk()
+        super().delete_commits(ids)
+
+    def prune_externals(self) -> int:
+        self._end_bulk()
+        return super().prune_externals()
+
+    def set_vectors(self, label: str, prop: str, ids: list[str], vectors: np.ndarray) -> None:
+        self._end_bulk()
+        super().set_vectors(label, prop, ids, vectors)
 
     # -- primitives ------------------------------------------------------------------------------
     def _execute(self, query: str, params: dict[str, Any] | None = None, prepare: bool = False) -> kuzu.QueryResult:
+        if self._bulk is not None and self._bulk.pending:
+            self._flush()  # a read sees the run's writes; any other statement runs after them
         statement: str | kuzu.PreparedStatement = query
         if prepare:
             statement = self._prepared.get(query) or self._prepare(query)
@@ -206,6 +317,7 @@ class KuzuStore(CypherStore):
         self._read(query, params)
 
     def _write_all(self, statements: list[Statement]) -> None:
+        self._flush()  # outside the transaction: the bulk load's rows are not this statement's
         self._conn.execute("BEGIN TRANSACTION")
         try:
             for query, params in statements:
@@ -271,6 +383,7 @@ class KuzuStore(CypherStore):
         return nullcontext()
 
     def reset(self) -> None:
+        self._bulk = None  # the run starting again empties what it was loading too
         self._close_db()
         for f in (self.path, self.path.with_name(self.path.name + ".wal")):
             if f.is_dir() and not f.is_symlink():
@@ -311,6 +424,8 @@ class KuzuStore(CypherStore):
         if not write and not self.read_only:
             raise StoreError("internal: read-only Cypher needs a store opened read_only")
         params = self._params(query, params)  # $repo is this store's key unless the caller gave one
+        if write:
+            self._end_bulk()
         query = vet(query, params, write)  # the allow-list, before Kùzu sees any of it
         try:
             result = self._execute(query, params)
@@ -422,7 +537,8 @@ class KuzuIndexStore(KuzuStore):
             self.ensure_schema(dimension)
         try:
             with interrupt_on_ctrl_c(lambda: self._conn.interrupt()):
-                yield
+                with self._bulk_load(full, dimension):
+                    yield
                 self._compact_if_grown()
         except BaseException:
             self._discard()
@@ -452,6 +568,9 @@ class KuzuIndexStore(KuzuStore):
         size = self.path.stat().st_size
         rewritten = int(self.get_meta("compact_bytes") or 0)
         if rewritten and size <= self.compact_growth * rewritten:
+            return
+        if self._bulk_loaded:  # written by COPY into empty tables: what a rewrite would make of it
+            self.set_meta("compact_bytes", str(size))
             return
         dimension = int(self.get_meta("dimension") or self._dimension or 0)
         export = self._staged.path / "export"

@@ -58,6 +58,19 @@ SUMMARY_FIELDS = (
 )
 
 
+def file_row(rec: FileRecord) -> dict[str, Any]:
+    """A File node as a Cypher parameter map (its id is its path)."""
+    return {
+        "id": rec.path,
+        "language": rec.language,
+        "kind": rec.kind,
+        "blob_sha": rec.blob_sha,
+        "loc": rec.loc,
+        "module": rec.module,
+        "committed_at": rec.committed_at,
+    }
+
+
 def edge_row(e: Edge) -> dict[str, Any]:
     """One edge as a Cypher parameter map (both stores write the same properties)."""
     return {

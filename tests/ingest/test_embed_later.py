@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cg.api import open_index, watch
@@ -30,7 +29,7 @@ from cg.queries.explain import explain, render_markdown
 from cg.queries.query import unembedded
 from cg.queries.search import search
 from tests.conftest import copy_shop
-from tests.graphdump import differences, dump
+from tests.graphdump import differences, dump, vector_differences, vectors
 from tests.neo4j_env import BACKENDS, neo4j_settings
 from tests.shop_history import commit_history
 
@@ -48,25 +47,6 @@ def _open(backend: str, repo: Path, cache: Path):
     return settings, store
 
 
-def _vectors(store) -> dict[tuple[str, str], dict[str, np.ndarray]]:
-    """Every stored vector, by (label, property) and node id."""
-    out = {}
-    for label, prop in VECTOR_PROPS:
-        rows = store._read(f"MATCH (n:{label}) WHERE n.repo = $repo AND n.{prop} IS NOT NULL RETURN n.id")
-        out[label, prop] = store.embeddings([r[0] for r in rows], label, prop) if rows else {}
-    return out
-
-
-def _same_vectors(got, want) -> list[str]:
-    problems = []
-    for key in want:
-        if set(got[key]) != set(want[key]):
-            problems.append(f"{key}: {len(got[key])} vectors, a single run stores {len(want[key])}")
-            continue
-        problems += [f"{key} {i}" for i in want[key] if not np.allclose(got[key][i], want[key][i], atol=1e-6)]
-    return problems
-
-
 def _one_pass(repo: Path, cache: Path, embedder: Embedder, tmp: Path):
     """The graph and vectors one ordinary run stores for a copy of ``repo`` (the cache warm by now)."""
     ref = copy_shop(tmp / "reference")
@@ -74,7 +54,7 @@ def _one_pass(repo: Path, cache: Path, embedder: Embedder, tmp: Path):
     store = KuzuStore(ref / ".cg" / "graph.kuzu")
     try:
         index_repository(load_settings(ref, cache_dir=cache, **RESOLVER), store, embedder)
-        return dump(store), _vectors(store)
+        return dump(store), vectors(store)
     finally:
         store.close()
 
@@ -109,7 +89,7 @@ def test_embed_later_answers_from_the_graph_then_fills_to_the_single_run_index(b
         assert summary.embedded == 0
         assert summary.unembedded_files == summary.files and summary.unembedded_commits == summary.commits == 2
         assert unembedded(store) == summary.files + 2
-        assert not any(_vectors(store)[key] for key in VECTOR_PROPS)
+        assert not any(vectors(store)[key] for key in VECTOR_PROPS)
 
         hits = search(store, embedder, "how is a failed payment retried?", limit=5)
         assert hits and hits[0].symbol["name"] == "retry_failed_payment"  # the full-text and graph arms
@@ -128,12 +108,12 @@ def test_embed_later_answers_from_the_graph_then_fills_to_the_single_run_index(b
         assert filled.embedded > 0
         assert unembedded(store) == 0
         assert explain(store, embedder, "how is a failed payment retried?").unembedded == 0
-        graph, vectors = dump(store), _vectors(store)
+        graph, stored = dump(store), vectors(store)
     finally:
         store.close()
     want_graph, want_vectors = _one_pass(repo, cache, embedder, tmp_path)
     assert not differences(graph, want_graph)
-    assert not _same_vectors(vectors, want_vectors)
+    assert not vector_differences(stored, want_vectors)
 
 
 def test_many_misses_store_the_graph_first_and_a_stop_while_embedding_loses_nothing(
@@ -161,11 +141,11 @@ def test_many_misses_store_the_graph_first_and_a_stop_while_embedding_loses_noth
         resumed = index_repository(settings, store, embedder)  # the next run computes what the stop left
         assert resumed.mode == "incremental" and resumed.unembedded_files == 0
         assert unembedded(store) == 0
-        graph, vectors = dump(store), _vectors(store)
+        graph, stored = dump(store), vectors(store)
     want_graph, want_vectors = _one_pass(repo, cache, embedder, tmp_path)
     assert not differences(stopped, want_graph)  # the graph was whole before the first vector
     assert not differences(graph, want_graph)
-    assert not _same_vectors(vectors, want_vectors)
+    assert not vector_differences(stored, want_vectors)
 
 
 def test_an_edit_between_later_and_now_is_embedded_once(tmp_path: Path):
