@@ -1,18 +1,25 @@
-"""Write throughput of both backends on the same real project (requests, the ingest benchmark's sdist).
+"""Write throughput of both backends on the same real project (a PyPI sdist: requests, or Django).
 
-The project is parsed, resolved and embedded once (embeddings from the cache after the first run);
-then the same records are written into a fresh Kùzu store and into a fresh Neo4j database, and
-only the write stage is timed: nodes (files, symbols, externals) and edges per second.
-Neo4j is the server of scripts/neo4j/neo4j-server (started on CG_NEO4J_PORT if it
-is not already answering, and stopped again afterwards). Default port 7697, as scripts/test.
+Each run indexes the project into a fresh store and only the write stage is timed: nodes (files,
+symbols, externals) and edges per second. On Kùzu a full run into an empty store is measured both
+ways, interleaved over the rounds: statement by statement (``KuzuStore.bulk_rows = 0``) and loaded in
+bulk (cg/graph/kuzu_bulk.py, the default); then a second run of the same content (upserts, by
+statement). Neo4j is the server of scripts/neo4j/neo4j-server (started on CG_NEO4J_PORT if it is not
+already answering, and stopped again afterwards; default port 7697, as scripts/test), empty and
+upsert, on requests. requests embeds its texts in the run (from the cache after the first);
+Django's 80k texts are left for later (``embed later``: the write of the graph without vectors,
+what decides how soon it can be queried).
 
-    python benchmarks/write_throughput.py
+    python benchmarks/write_throughput.py                                    # requests, 3 rounds
+    python benchmarks/write_throughput.py --project django --rounds 1 --no-neo4j
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,18 +48,49 @@ def neo4j_server(action: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def measure(settings, store, embedder) -> dict:
-    summary = index_repository(settings, store, embedder)
+PROJECTS = {"requests": ("requests", "2.32.3", "now"), "django": ("Django", "5.1.4", "later")}
+
+
+def measure(settings, store, embedder, embed: str) -> dict:
+    summary = index_repository(settings, store, embedder, embed_mode=embed)
     nodes = summary.files + summary.symbols + store.stats()["External"]
     edges = sum(summary.edges.values())
     seconds = summary.seconds["write"]
     return {"nodes": nodes, "edges": edges, "seconds": seconds}
 
 
+def kuzu_round(settings, embedder, work: Path, bulk_rows: int, embed: str, upsert: bool) -> list[dict]:
+    """One full run into a fresh Kùzu store with ``bulk_rows`` (0: by statement); with ``upsert`` a
+    second run of the same content after it."""
+    path = work / f"graph-{bulk_rows}.kuzu"
+    shutil.rmtree(path, ignore_errors=True)
+    path.unlink(missing_ok=True)
+    store = KuzuStore(path)
+    store.bulk_rows = bulk_rows
+    try:
+        runs = [measure(settings, store, embedder, embed)]
+        if upsert:
+            runs.append(measure(settings, store, embedder, embed))
+        return runs
+    finally:
+        store.close()
+        shutil.rmtree(path, ignore_errors=True)
+        path.unlink(missing_ok=True)
+        Path(f"{path}.wal").unlink(missing_ok=True)
+
+
 def main() -> None:
-    source = fetch_sdist("requests", "2.32.3")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--project", default="requests", choices=sorted(PROJECTS))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-neo4j", action="store_true", help="Kùzu only")
+    args = parser.parse_args()
+    name, version, embed = PROJECTS[args.project]
+    source = fetch_sdist(name, version)
     work = Path(tempfile.mkdtemp(prefix="cg-write-"))
-    started_here = neo4j_server("status").returncode != 0
+    neo4j = not args.no_neo4j
+    started_here = neo4j and neo4j_server("status").returncode != 0
+    load_start = os.getloadavg()
     try:
         if started_here:
             result = neo4j_server("start")
@@ -60,50 +98,69 @@ def main() -> None:
                 raise SystemExit(f"could not start Neo4j: {result.stdout}{result.stderr}")
         repo = work / "repo"
         shutil.copytree(source, repo)
-        rows = []
-        kuzu_settings = load_settings(repo)
+        kuzu_settings = load_settings(repo, history_commits=0, resolver="name")
         embedder = embedder_for(kuzu_settings)
-        for backend in ("kuzu", "neo4j"):
-            if backend == "kuzu":
-                store = KuzuStore(work / "graph.kuzu")
-                settings = kuzu_settings
-            else:
-                from cg.graph.neo4j_store import Neo4jStore
+        runs: dict[tuple[str, str], list[dict]] = {}
+        for round_no in range(args.rounds):
+            for label, bulk_rows in (("empty store, by statement", 0), ("empty store, bulk load", KuzuStore.bulk_rows)):
+                upsert = bulk_rows != 0  # the second run writes by statement either way: measured once
+                first, *again = kuzu_round(kuzu_settings, embedder, work, bulk_rows, embed, upsert)
+                runs.setdefault(("kuzu", label), []).append(first)
+                if again:
+                    runs.setdefault(("kuzu", "re-index (upsert)"), []).append(again[0])
+                print(f"round {round_no + 1} kuzu {label}: write {first['seconds']:.1f} s", flush=True)
+        if neo4j:
+            from cg.graph.neo4j_store import Neo4jStore
 
-                settings = load_settings(
-                    repo, backend="neo4j", neo4j_uri=f"bolt://127.0.0.1:{PORT}", neo4j_password=PASSWORD
-                )
-                store = Neo4jStore(settings)
-                store.reset()
+            settings = load_settings(
+                repo,
+                backend="neo4j",
+                neo4j_uri=f"bolt://127.0.0.1:{PORT}",
+                neo4j_password=PASSWORD,
+                history_commits=0,
+                resolver="name",
+            )
+            store = Neo4jStore(settings)
+            store.reset()
             try:
-                first = measure(settings, store, embedder)  # into an empty store
-                again = measure(settings, store, embedder)  # the same content again: upserts
+                runs[("neo4j", "empty store")] = [measure(settings, store, embedder, embed)]
+                runs[("neo4j", "re-index (upsert)")] = [measure(settings, store, embedder, embed)]
             finally:
+                store.reset()
                 store.close()
-            rows.append((backend, "empty store", first))
-            rows.append((backend, "re-index (upsert)", again))
-            print(backend, first, again, flush=True)
     finally:
         if started_here:
             neo4j_server("stop")
         shutil.rmtree(work, ignore_errors=True)
+    load_end = os.getloadavg()
     lines = [
         machine_line(),
         "",
-        "requests 2.32.3 (PyPI sdist); the write stage of `cg index` only (parse, resolve and embed excluded).",
-        "Kùzu: embedded, on local disk. Neo4j: 5.26 Community over Bolt on 127.0.0.1 (scripts/neo4j), one",
-        "managed transaction per file, edges in UNWIND batches of 5,000. Nodes and edges are written in one",
-        "stage, so the rate counts both together.",
+        f"`python benchmarks/write_throughput.py --project {args.project} --rounds {args.rounds}"
+        f"{' --no-neo4j' if args.no_neo4j else ''}`: {name} {version} (PyPI sdist), the name resolver, no history;"
+        " the write stage"
+        " of a full `cg index` only (parse, resolve and embed excluded), vectors"
+        f" {'written with the nodes' if embed == 'now' else 'left for later'}. Kùzu: embedded, on local disk,"
+        " by statement and in bulk interleaved over the rounds (medians). Neo4j: 5.26 Community over Bolt on"
+        " 127.0.0.1 (scripts/neo4j), one managed transaction per file, edges in UNWIND batches. Nodes and"
+        " edges are written in one stage, so the rate counts both together.",
+        f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_start)}, at the end"
+        f" {', '.join(f'{x:.1f}' for x in load_end)}, on {os.cpu_count()} cores.",
         "",
-        "| backend | run | nodes | edges | write s | (nodes + edges)/s |",
-        "|---|---|---|---|---|---|",
+        "| backend | run | rounds | nodes | edges | write s | (nodes + edges)/s |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for backend, label, r in rows:
+    for (backend, label), rs in runs.items():
+        seconds = statistics.median(r["seconds"] for r in rs)
+        r = rs[-1]
         lines.append(
-            f"| {backend} | {label} | {r['nodes']} | {r['edges']} | {r['seconds']:.2f} "
-            f"| {(r['nodes'] + r['edges']) / r['seconds']:.0f} |"
+            f"| {backend} | {label} | {len(rs)} | {r['nodes']} | {r['edges']} | {seconds:.2f} "
+            f"| {(r['nodes'] + r['edges']) / seconds:.0f} |"
         )
-    write_section("Write throughput (benchmarks/write_throughput.py)", "\n".join(lines))
+    title = "Write throughput (benchmarks/write_throughput.py)"  # requests' section, as before
+    if args.project != "requests":
+        title = f"Write throughput: {name} (benchmarks/write_throughput.py)"
+    write_section(title, "\n".join(lines))
 
 
 if __name__ == "__main__":
