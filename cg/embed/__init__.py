@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from cg.config import DEFAULT_MODEL
+from cg.config import DEFAULT_MODEL, EMBED_DEVICES
 from cg.errors import CgError
 
 T = TypeVar("T")
@@ -52,9 +52,6 @@ def resolve_model_path(model: str) -> str:
     if expanded.exists():
         return str(expanded.resolve())
     return model
-
-
-DEVICES = ("auto", "cpu", "cuda")
 
 
 def torch_device(requested: str, precision: str) -> str:
@@ -239,7 +236,7 @@ class Embedder:
             raise EmbeddingError(f"embedding backend {backend!r} is not torch or onnx")
         if precision == "int8-mixed" and backend != "onnx":
             raise EmbeddingError("embedding precision 'int8-mixed' needs embed_backend = 'onnx'")
-        if device not in DEVICES:
+        if device not in EMBED_DEVICES:
             raise EmbeddingError(f"embed_device {device!r} is not auto, cpu or cuda")
         self.model_name = model
         self.backend = backend
