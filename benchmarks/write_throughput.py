@@ -3,10 +3,10 @@
 Each run indexes the project into a fresh store and only the write stage is timed: nodes (files,
 symbols, externals) and edges per second. On Kùzu a full run into an empty store is measured both
 ways, interleaved over the rounds: statement by statement (``KuzuStore.bulk_rows = 0``) and loaded in
-bulk (cg/graph/kuzu_bulk.py, the default); then a second run of the same content (upserts, by
-statement). Neo4j is the server of scripts/neo4j/neo4j-server (started on CG_NEO4J_PORT if it is not
-already answering, and stopped again afterwards; default port 7697, as scripts/test), empty and
-upsert, on requests. requests embeds its texts in the run (from the cache after the first);
+bulk (cg/graph/kuzu_bulk.py, the default). (A second run of the same content measures no writing:
+it finds nothing changed.) Neo4j is the server of scripts/neo4j/neo4j-server (started on
+CG_NEO4J_PORT if it is not already answering, and stopped again afterwards; default port 7697, as
+scripts/test), into an empty database. requests embeds its texts in the run (from the cache after the first);
 Django's 80k texts are left for later (``embed later``: the write of the graph without vectors,
 what decides how soon it can be queried).
 
@@ -59,19 +59,15 @@ def measure(settings, store, embedder, embed: str) -> dict:
     return {"nodes": nodes, "edges": edges, "seconds": seconds}
 
 
-def kuzu_round(settings, embedder, work: Path, bulk_rows: int, embed: str, upsert: bool) -> list[dict]:
-    """One full run into a fresh Kùzu store with ``bulk_rows`` (0: by statement); with ``upsert`` a
-    second run of the same content after it."""
+def kuzu_round(settings, embedder, work: Path, bulk_rows: int, embed: str) -> dict:
+    """One full run into a fresh Kùzu store with ``bulk_rows`` (0: by statement)."""
     path = work / f"graph-{bulk_rows}.kuzu"
     shutil.rmtree(path, ignore_errors=True)
     path.unlink(missing_ok=True)
     store = KuzuStore(path)
     store.bulk_rows = bulk_rows
     try:
-        runs = [measure(settings, store, embedder, embed)]
-        if upsert:
-            runs.append(measure(settings, store, embedder, embed))
-        return runs
+        return measure(settings, store, embedder, embed)
     finally:
         store.close()
         shutil.rmtree(path, ignore_errors=True)
@@ -103,11 +99,8 @@ def main() -> None:
         runs: dict[tuple[str, str], list[dict]] = {}
         for round_no in range(args.rounds):
             for label, bulk_rows in (("empty store, by statement", 0), ("empty store, bulk load", KuzuStore.bulk_rows)):
-                upsert = bulk_rows != 0  # the second run writes by statement either way: measured once
-                first, *again = kuzu_round(kuzu_settings, embedder, work, bulk_rows, embed, upsert)
+                first = kuzu_round(kuzu_settings, embedder, work, bulk_rows, embed)
                 runs.setdefault(("kuzu", label), []).append(first)
-                if again:
-                    runs.setdefault(("kuzu", "re-index (upsert)"), []).append(again[0])
                 print(f"round {round_no + 1} kuzu {label}: write {first['seconds']:.1f} s", flush=True)
         if neo4j:
             from cg.graph.neo4j_store import Neo4jStore
@@ -124,7 +117,6 @@ def main() -> None:
             store.reset()
             try:
                 runs[("neo4j", "empty store")] = [measure(settings, store, embedder, embed)]
-                runs[("neo4j", "re-index (upsert)")] = [measure(settings, store, embedder, embed)]
             finally:
                 store.reset()
                 store.close()
@@ -141,7 +133,8 @@ def main() -> None:
         " the write stage"
         " of a full `cg index` only (parse, resolve and embed excluded), vectors"
         f" {'written with the nodes' if embed == 'now' else 'left for later'}. Kùzu: embedded, on local disk,"
-        " by statement and in bulk interleaved over the rounds (medians). Neo4j: 5.26 Community over Bolt on"
+        " one database file written in place (no generations, so no compaction rewrite on either side), by"
+        " statement and in bulk interleaved over the rounds (medians). Neo4j: 5.26 Community over Bolt on"
         " 127.0.0.1 (scripts/neo4j), one managed transaction per file, edges in UNWIND batches. Nodes and"
         " edges are written in one stage, so the rate counts both together.",
         f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_start)}, at the end"
