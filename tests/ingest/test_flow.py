@@ -1000,3 +1000,78 @@ def test_a_loop_over_a_container_attribute_runs_what_the_repository_appends_to_i
 def test_a_subclass_inheriting_a_decorated_method_adds_no_dispatch_edge_past_the_wrapper(sql_calls):
     assert ("audited.record", "name") in sql_calls["Ledger.commit"]
     assert not any(how == "dispatch" for _, how in sql_calls["Ledger.commit"])
+
+
+def test_definition_facts_of_a_method_whose_string_holds_lines_at_column_zero():
+    """``dedent`` cannot take the method's indentation away (the template's lines sit at column 0):
+    its facts are still read, its lines counted in its own text."""
+    facts = definition_facts(
+        "    @override_settings(\n        TEMPLATES=[],\n    )\n    def test_sitemap_renders(self):\n"
+        '        expected = """<?xml version="1.0"?>\n<urlset>\n</urlset>"""\n'
+        "        for url in self.urls:\n            check(url)\n        return expected\n"
+    )
+    assert facts is not None
+    assert [(d.expr, d.factory) for d in facts.decorators] == [("override_settings", True)]
+    assert facts.loops == (("url", "self.urls", 8, 9),) and facts.returned == frozenset({"expected"})
+
+
+DECORATED_VIEWS = '''
+import functools
+
+
+def get_router():
+    return ROUTER
+
+
+def audited(handler):
+    @functools.wraps(handler)
+    def record(*args, **kwargs):
+        return handler(*args, **kwargs)
+    return record
+
+
+class Router:
+    def route(self, path):
+        def attach(view):
+            return view
+        return attach
+
+
+ROUTER = Router()
+
+
+@get_router().route("/invoices")
+@audited
+def list_invoices(request):
+    return []
+
+
+class InvoiceAdmin:
+    @audited
+    @functools.lru_cache(maxsize=32)
+    def totals(self):
+        return 0
+
+    @property
+    def overdue(self):
+        """Invoices past their due date:
+older than thirty days."""
+        return []
+'''
+
+
+def test_the_decorators_the_resolver_reads_without_parsing_are_the_parsed_ones(tmp_path):
+    """The whole-repository decorator pass reads plain dotted decorators from the extractor's records
+    and parses only the others (``@get_router().route``): the same decorators either way."""
+    from cg.ingest.resolve.python import Resolver
+
+    (tmp_path / "invoices.py").write_text(DECORATED_VIEWS)
+    extractions = extract_repository(load_settings(tmp_path))[0]
+    resolver = Resolver(extractions)
+    decorated = [s for s in resolver.by_id.values() if s.decorators]
+    assert {s.name for s in decorated} == {"record", "list_invoices", "totals", "overdue"}
+    for func in decorated:
+        parsed = definition_facts(func.text)
+        assert parsed is not None and resolver.decorators_of(func) == parsed.decorators, func.id
+    routed = resolver.decorators_of(resolver.by_qualname["invoices.list_invoices"])
+    assert routed is not None and [d.expr for d in routed] == ["get_router().route", "audited"]

@@ -15,7 +15,7 @@ import ast
 import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
+from typing import TypeVar, cast
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Node = TypeVar("_Node", bound=ast.AST)
@@ -61,7 +61,7 @@ def definition_facts(text: str) -> DefinitionFacts | None:
     """The facts of the first definition in ``text`` (a Symbol's text: decorators, leading comment
     and body), or None when it does not parse on its own."""
     try:
-        tree = ast.parse(textwrap.dedent(text))
+        tree = _parse_definition(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     node = next((n for n in tree.body if isinstance(n, _DEF)), None)
@@ -96,6 +96,21 @@ def definition_facts(text: str) -> DefinitionFacts | None:
         _loops(node),
         _appended(node),
     )
+
+
+def _parse_definition(text: str) -> ast.Module:
+    """A definition's text as a module. A method whose strings hold lines at column 0 (a docstring
+    or a template in triple quotes) keeps its indentation through ``dedent``, so it is parsed as the
+    body of an ``if`` and its lines counted as in its own text (Django's test suite has such methods;
+    read through ``dedent`` alone they had no facts, and their decorators were never applied)."""
+    try:
+        return ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        if not text[:1].isspace():
+            raise
+    wrapped = ast.parse("if 1:\n" + text)
+    body = cast(ast.If, wrapped.body[0]).body
+    return ast.increment_lineno(ast.Module(body=body, type_ignores=[]), -1)
 
 
 def _loops(node: ast.AST) -> tuple[tuple[str, str, int, int], ...]:
