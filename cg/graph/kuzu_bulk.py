@@ -31,10 +31,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cg.graph.cypher import EDGE_ENDS, REL_COLUMNS, VECTOR_PROPS
+from cg.graph.cypher_store import Statement
 from cg.graph.store import CHUNK_FIELDS, SYMBOL_FIELDS, FileWrite, edge_row, external_rows, file_row
 from cg.model import CommitRecord, DocSection, Edge, External
-
-Statement = tuple[str, dict[str, Any]]
 
 # The columns each node table is copied with, in its schema's names (cg/graph/kuzu_store.py's _schema);
 # ``repo`` is the store's key and the vectors are added per group of rows (see _node_copy).
@@ -60,7 +59,7 @@ class BulkLoad:
         self.dimension = dimension
         self.flush_rows = max(1, flush_rows)
         self.known: dict[str, set[str]] = {label: set() for label in NODE_COLUMNS}
-        self._externals: dict[str, dict[str, Any]] = {}  # every External written, by id: its first row
+        self._externals: dict[str, dict[str, Any]] = {}  # every External written, by id: its last row
         self._touches: set[tuple[str, str, str]] = set()
         self._nodes: dict[str, list[dict[str, Any]]] = {label: [] for label in NODE_COLUMNS}
         self._rels: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
