@@ -557,7 +557,7 @@ class KuzuIndexStore(KuzuStore):
         (benchmarks/index_growth.py). The rewrite is Kùzu's own ``EXPORT DATABASE`` (Parquet, inside the
         generation's folder) and a bulk ``COPY`` into a new empty generation. A full run ends with it
         too: its bulk load (``_bulk_load``) copies from a subquery, which Kùzu stores less tightly than
-        what it copies from Parquet (Django: 573 MB against 383 MB, for a rewrite of about 15 s). The
+        what it copies from Parquet (Django: 573 MB against 383 MB, for a rewrite of about 8 s). The
         full-text indexes are made on the empty tables before the ``COPY``: made after it, over the
         copied rows, the next update of an indexed column crashed Kùzu (a segfault, reproduced on
         requests). A rewrite that fails leaves the run's generation as it was written, and says so in one line."""
