@@ -47,3 +47,15 @@ def test_question_words_are_dropped_before_stemming():
 
     # "does" stems to "doe", "happens" to "happen": the question words still go
     assert analyze_query("what happens when the webhook does retry?").split() == ["webhook", "retri"]
+
+
+def test_the_per_identifier_memo_gives_the_tokens_the_dropping_path_gives():
+    from pathlib import Path
+
+    from cg.lexical import _tokens
+
+    # cg's own source: realistic names, dotted paths, constants, numbers; a drop set that matches nothing
+    # takes the uncached path, so both paths must agree token for token
+    for path in sorted(Path(__file__).resolve().parents[1].joinpath("cg", "ingest").glob("*.py"))[:8]:
+        text = path.read_text("utf-8")
+        assert analyze(text) == _tokens(text, frozenset({"no-such-word"}))

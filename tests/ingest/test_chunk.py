@@ -135,3 +135,22 @@ def test_a_file_with_a_syntax_error_still_chunks_what_parsed():
     assert {s.name for s in unit.symbols} >= {"refund", "Ledger"}
     assert len(unit.embed_texts) == len(unit.symbols)
     assert unit.chunks[-1].kind == "toc" and "function refund" in unit.chunks[-1].text
+
+
+def test_the_budget_check_counts_a_long_text_by_its_head_and_agrees_with_the_full_count():
+    from cg.ingest.chunk import PREFIX_CHARS, fit_budget
+
+    calls: list[list[str]] = []
+
+    def words(texts):  # like a model tokenizer: whitespace is no token, and a head has no more than the whole
+        calls.append(list(texts))
+        return [len(t.split()) for t in texts]
+
+    budget = 64
+    short = "def charge(invoice):\n    return gateway.charge(invoice.total)\n"
+    long_body = "\n".join(f"post {i} to ledger {i}" for i in range(400))
+    indented = "x = 1" + " " * (budget * PREFIX_CHARS) + "y = 2"  # a head of few tokens: the whole is counted
+    texts = [short, long_body, indented]
+    assert fit_budget(texts, budget, words) == [True, False, True] == [n <= budget for n in words(texts)[:3]]
+    assert calls[0][1] != long_body and len(calls[0][1]) <= budget * PREFIX_CHARS  # counted by its head
+    assert calls[1] == [indented]  # its head fitted, so the whole was counted
