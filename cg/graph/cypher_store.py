@@ -142,12 +142,19 @@ class CypherStore(ABC):
 
     # -- writes --------------------------------------------------------------------------------------
     def write_file(self, write: FileWrite) -> None:
+        self._write_all(self._file_statements(write, replaces=not write.new))
+
+    def _file_statements(self, write: FileWrite, replaces: bool) -> list[Statement]:
+        """The statements that write one file's nodes: its File, Symbols, Chunks and the Externals its
+        edges need; ``replaces`` when the store may hold an earlier version of the file, whose stale
+        nodes and whose own edges go first (each delete finds the file's nodes by path: a scan of the
+        label on Kùzu, so a file the store cannot hold yet skips them)."""
         rec = write.file
         symbols = write.symbol_rows()
         chunks = write.chunk_rows()
         externals = external_rows(write.externals)
         statements: list[Statement] = [(q.UPSERT_FILE, file_row(rec))]
-        if not write.new:  # each delete finds the file's nodes by path: a scan of the label on Kùzu
+        if replaces:
             statements += [
                 (q.DELETE_STALE_SYMBOLS, {"path": rec.path, "keep": [s["id"] for s in symbols]}),
                 (q.DELETE_EDGES_FROM_FILE, {"path": rec.path}),
@@ -166,7 +173,7 @@ class CypherStore(ABC):
             docs = [{"id": r["id"], "doc": r["doc_embedding"]} for r in symbols if r["doc_embedding"] is not None]
             if docs and cast is not None:
                 statements.append((q.set_doc_embeddings(cast), {"rows": docs}))
-        if not write.new:
+        if replaces:
             statements.append((q.DELETE_STALE_CHUNKS, {"path": rec.path, "keep": [c["id"] for c in chunks]}))
             statements.append((q.DELETE_CHUNK_OWNERS, {"path": rec.path}))
         if chunks:
@@ -175,7 +182,7 @@ class CypherStore(ABC):
             statements.append((q.LINK_CHUNKS, {"rows": owners}))
         if externals:
             statements.append((q.UPSERT_EXTERNALS, {"rows": externals}))
-        self._write_all(statements)
+        return statements
 
     def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
         rows_ext = external_rows(externals)

@@ -45,6 +45,14 @@ _FTS_INDEX = {
 }
 
 
+# Every edge at a file's definitions but their chunks' (PART_OF goes and comes with the chunks), with both
+# ends: Kùzu's internal id tells which end the edge leaves from.
+_EDGES_AT_FILE = (
+    "MATCH (s:Symbol {repo: $repo, path: $path})-[e]-(o) WHERE label(e) <> 'PART_OF'"
+    " RETURN id(s), s.id, e, label(o), o.id"
+)
+
+
 def _schema(dimension: int) -> list[str]:
     return [
         "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, repo STRING, value STRING)",
@@ -233,8 +241,73 @@ class KuzuStore(CypherStore):
         return False
 
     def write_file(self, write: FileWrite) -> None:
-        if not self._took(lambda bulk: bulk.add_file(write), write.new):
+        if self._took(lambda bulk: bulk.add_file(write), write.new):
+            return
+        if write.new:
             super().write_file(write)
+        else:
+            self._replace_file(write)
+
+    def _replace_file(self, write: FileWrite) -> None:
+        """Write a file the store holds an earlier version of by deleting its definitions and chunks and
+        creating them anew, with the edges other files' nodes have to them put back as they were.
+
+        Why not update them in place, as Neo4j does: Kùzu 0.11.3 stores a string column out of place, so
+        one updated row rewrites the column's whole node group (131,072 rows) into new pages, and a row
+        of a column under a full-text index rewrites that index too, while the old pages are never given
+        back. One edited function in Django (45k definitions) grew the database from 383 to 808 MB,
+        which made every one-file edit pay the compacting rewrite (30 s); deleted and appended rows
+        cost pages of their own size (docs/freshness.md). The three transactions need not be one: a
+        run writes a staged generation that no reader sees until the run ends well (a failure discards
+        it), and deleting and re-creating a file's chunks in one transaction is what once crashed Kùzu
+        (cypher.py's note at DELETE_STALE_CHUNKS)."""
+        path = write.file.path
+        symbols = write.symbol_rows()
+        self._write_all(  # the file's own edges, as for any file written again (CypherStore._file_statements)
+            [
+                (q.DELETE_EDGES_FROM_FILE, {"path": path}),
+                (q.DELETE_EDGES_FROM_SYMBOLS_OF, {"path": path}),
+                (q.DELETE_DECORATES_INTO, {"path": path}),
+            ]
+        )
+        kept = self._edges_of_kept(path, {s["id"] for s in symbols})
+        self._write_all(
+            [
+                (q.DELETE_STALE_SYMBOLS, {"path": path, "keep": []}),
+                (q.DELETE_STALE_CHUNKS, {"path": path, "keep": []}),
+            ]
+        )
+        statements = self._file_statements(write, replaces=False)
+        for (rel, src, dst), rows in kept.items():
+            statements += [
+                (q.recreate_edges(rel, src, dst), {"rows": rows[start : start + self.batch_rows]})
+                for start in range(0, len(rows), self.batch_rows)
+            ]
+        self._write_all(statements)
+
+    def _edges_of_kept(self, path: str, keep: set[str]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+        """The edges left at the file's definitions once its own edges are gone (calls, imports and
+        inheritance from other files, docs' mentions, commits' touches, decorators it applies elsewhere),
+        by (type, source label, target label), for the definitions the new version keeps: the others
+        lose theirs, as DETACH DELETE of a stale definition does."""
+        rows = self._read(_EDGES_AT_FILE, {"path": path})
+        own = {own_id for _, own_id, _, _, _ in rows}
+        kept: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        seen: set[tuple[int, int]] = set()
+        for own_node, own_id, edge, other_label, other_id in rows:
+            key = (edge["_id"]["table"], edge["_id"]["offset"])
+            if key in seen:  # an edge between two of the file's definitions comes once from each end
+                continue
+            seen.add(key)
+            if own_id not in keep or (other_label == "Symbol" and other_id in own and other_id not in keep):
+                continue
+            rel = edge["_label"]
+            outgoing = edge["_src"] == own_node
+            src, dst = ("Symbol", other_label) if outgoing else (other_label, "Symbol")
+            row = {"src": own_id if outgoing else other_id, "dst": other_id if outgoing else own_id}
+            row.update((column, edge.get(column)) for column in q.KEPT_EDGE_COLUMNS[rel])
+            kept.setdefault((rel, src, dst), []).append(row)
+        return kept
 
     def write_edges(self, edges: list[Edge], externals: Iterable[External] = ()) -> None:
         if not self._took(lambda bulk: bulk.add_edges(edges, externals)):
