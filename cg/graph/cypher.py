@@ -64,19 +64,21 @@ SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
 
 
 
-def _each_row(var: str, label: str, field: str, var2: str = "", label2: str = "", field2: str = "") -> str:
-    """``UNWIND $rows AS r`` and the node(s) whose id is the row's ``field`` (and ``field2``), matched
-    one after the other through a plain variable, with ``r`` carried along.
+def _each_row(var: str, label: str, field: str, var2: str, label2: str, field2: str) -> str:
+    """``UNWIND $rows AS r`` and the two nodes whose ids are the row's ``field`` and ``field2`` (an edge's
+    ends), matched one after the other through plain variables, with ``r`` carried along.
 
-    Why not ``MATCH (n {repo: $repo, id: r.id})``: Kùzu 0.11.3 plans a key taken from a field of the
-    unwound row as a cross product with a filter, every row against every node of the label, while it
-    joins a plain variable by hash. Measured on Django (45k definitions): 2,000 CALLS edges took 9.2 s
-    the first way and 0.76 s this way, and setting vectors by id scaled the same. Neo4j seeks its
-    (repo, id) index either way."""
-    head = f"UNWIND $rows AS r WITH r, r.{field} AS k1 MATCH ({var}:{label} {{repo: $repo, id: k1}})"
-    if not var2:
-        return head
-    return f"{head} WITH {var}, r, r.{field2} AS k2 MATCH ({var2}:{label2} {{repo: $repo, id: k2}})"
+    Why not ``MATCH (a {repo: $repo, id: r.src}) MATCH (b {repo: $repo, id: r.dst})``: Kùzu 0.11.3
+    plans two keys taken from fields of the unwound row as a cross product with a filter, every row
+    against every node of the label, while it joins plain variables by hash. Measured on Django (45k
+    definitions), 2,000 CALLS edges: 8.3 s that way, 0.11 s this way (0.58 s with only the second key
+    through a variable). A statement that matches one node by a row's field keeps that form: setting
+    2,000 vectors took 1.5 s as it is and 9 s through a variable (the rows, vectors and all, go into the
+    join). Neo4j seeks its (repo, id) index either way."""
+    return (
+        f"UNWIND $rows AS r WITH r, r.{field} AS k1 MATCH ({var}:{label} {{repo: $repo, id: k1}})"
+        f" WITH {var}, r, r.{field2} AS k2 MATCH ({var2}:{label2} {{repo: $repo, id: k2}})"
+    )
 
 
 # -- meta -----------------------------------------------------------------------------------------
@@ -112,8 +114,7 @@ DELETE_STALE_CHUNKS = "MATCH (c:Chunk {repo: $repo, path: $path}) WHERE NOT c.id
 DELETE_CHUNK_OWNERS = "MATCH (c:Chunk {repo: $repo, path: $path})-[p:PART_OF]->() DELETE p"
 LINK_CHUNKS = f"{_each_row('c', 'Chunk', 'id', 's', 'Symbol', 'owner_id')} CREATE (c)-[:PART_OF]->(s)"
 UPSERT_EXTERNALS = (
-    "UNWIND $rows AS r WITH r, r.id AS id MERGE (e:External {repo: $repo, id: id})"
-    " SET e.name = r.name, e.resolved = r.resolved"
+    "UNWIND $rows AS r MERGE (e:External {repo: $repo, id: r.id}) SET e.name = r.name, e.resolved = r.resolved"
 )
 
 
@@ -123,8 +124,7 @@ def upsert_symbols(cast: str | None) -> str:
     cast."""
     embedding = _vector(cast, "r.embedding")
     return (
-        "UNWIND $rows AS r WITH r, r.id AS id MERGE (s:Symbol {repo: $repo, id: id}) SET s.name = r.name,"
-        " s.qualname = r.qualname,"
+        "UNWIND $rows AS r MERGE (s:Symbol {repo: $repo, id: r.id}) SET s.name = r.name, s.qualname = r.qualname,"
         " s.kind = r.kind, s.path = r.path, s.start_line = r.start_line, s.end_line = r.end_line,"
         " s.signature = r.signature, s.docstring = r.docstring, s.text = r.text, s.header = r.header,"
         " s.search_text = r.search_text, s.literals = r.literals, s.parent_id = r.parent_id, s.language = r.language,"
@@ -134,14 +134,14 @@ def upsert_symbols(cast: str | None) -> str:
 
 
 def set_doc_embeddings(cast: str) -> str:
-    return f"{_each_row('s', 'Symbol', 'id')} SET s.doc_embedding = {cast.format('r.doc')}"
+    return f"UNWIND $rows AS r MATCH (s:Symbol {{repo: $repo, id: r.id}}) SET s.doc_embedding = {cast.format('r.doc')}"
 
 
 def set_vectors(label: str, prop: str, cast: str) -> str:
     """Vectors computed after their nodes were written (``cg index --embed later``, or a run that made
     the graph usable first): ``rows`` of {id, vec}."""
     label, prop = vector_prop(label, prop)
-    return f"{_each_row('n', label, 'id')} SET n.{prop} = {cast.format('r.vec')}"
+    return f"UNWIND $rows AS r MATCH (n:{label} {{repo: $repo, id: r.id}}) SET n.{prop} = {cast.format('r.vec')}"
 
 
 def _vector(cast: str | None, value: str) -> str:
@@ -151,8 +151,7 @@ def _vector(cast: str | None, value: str) -> str:
 
 def upsert_chunks(cast: str | None) -> str:
     return (
-        "UNWIND $rows AS r WITH r, r.id AS id MERGE (c:Chunk {repo: $repo, id: id}) SET c.owner_id = r.owner_id,"
-        " c.kind = r.kind,"
+        "UNWIND $rows AS r MERGE (c:Chunk {repo: $repo, id: r.id}) SET c.owner_id = r.owner_id, c.kind = r.kind,"
         " c.path = r.path, c.start_line = r.start_line, c.end_line = r.end_line, c.text = r.text,"
         f" c.search_text = r.search_text, c.embedding = {_vector(cast, 'r.embedding')}"
     )
@@ -205,8 +204,7 @@ DOCS_MENTIONING = (
 
 def upsert_docs(cast: str | None) -> str:
     return (
-        "UNWIND $rows AS r WITH r, r.id AS id MERGE (d:Doc {repo: $repo, id: id}) SET d.path = r.path,"
-        " d.title = r.title,"
+        "UNWIND $rows AS r MERGE (d:Doc {repo: $repo, id: r.id}) SET d.path = r.path, d.title = r.title,"
         " d.heading = r.heading, d.start_line = r.start_line, d.end_line = r.end_line, d.text = r.text,"
         f" d.search_text = r.search_text, d.embedding = {_vector(cast, 'r.embedding')}"
     )
@@ -214,8 +212,7 @@ def upsert_docs(cast: str | None) -> str:
 
 def upsert_commits(cast: str | None) -> str:
     return (
-        "UNWIND $rows AS r WITH r, r.id AS id MERGE (c:Commit {repo: $repo, id: id}) SET c.short = r.short,"
-        " c.author = r.author,"
+        "UNWIND $rows AS r MERGE (c:Commit {repo: $repo, id: r.id}) SET c.short = r.short, c.author = r.author,"
         " c.committed_at = r.committed_at, c.subject = r.subject, c.message = r.message, c.files = r.files,"
         f" c.search_text = r.search_text, c.embedding = {_vector(cast, 'r.embedding')}"
     )
