@@ -63,7 +63,6 @@ EDGE_SOURCES = {  # the labels each relationship type leaves from (what `stats` 
 SUMMARY = ", ".join(f"n.{f} AS {f}" for f in SUMMARY_FIELDS)
 
 
-
 def _each_row(var: str, label: str, field: str, var2: str, label2: str, field2: str) -> str:
     """``UNWIND $rows AS r`` and the two nodes whose ids are the row's ``field`` and ``field2`` (an edge's
     ends), matched one after the other through plain variables, with ``r`` carried along.
@@ -161,9 +160,7 @@ def upsert_chunks(cast: str | None) -> str:
 def create_edges(rel: str, src: str, dst: str) -> str:
     if rel not in REL_PROPS or src not in EDGE_ENDS or dst not in EDGE_ENDS:
         raise ValueError(f"not a schema edge: {src}-[{rel}]->{dst}")
-    return (
-        f"{_each_row('a', src, 'src', 'b', dst, 'dst')} CREATE (a)-[:{rel} {REL_PROPS[rel]}]->(b)"
-    )
+    return f"{_each_row('a', src, 'src', 'b', dst, 'dst')} CREATE (a)-[:{rel} {REL_PROPS[rel]}]->(b)"
 
 
 def recreate_edges(rel: str, src: str, dst: str) -> str:

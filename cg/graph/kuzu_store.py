@@ -253,9 +253,9 @@ class KuzuStore(CypherStore):
         creating them anew, with the edges other files' nodes have to them put back as they were.
 
         Why not update them in place, as Neo4j does: Kùzu 0.11.3 stores a string column out of place, so
-        one updated row rewrites the column's whole node group (131,072 rows) into new pages, and a row
-        of a column under a full-text index rewrites that index too, while the old pages are never given
-        back. One edited function in Django (45k definitions) grew the database from 383 to 808 MB,
+        one updated row rewrites the column's whole node group (Django's 45k definitions are one) into
+        new pages, and a row of a column under a full-text index rewrites that index too, while the old
+        pages are never given back. One edited function in Django grew the database from 383 to 808 MB,
         which made every one-file edit pay the compacting rewrite (30 s); deleted and appended rows
         cost pages of their own size (docs/freshness.md). The three transactions need not be one: a
         run writes a staged generation that no reader sees until the run ends well (a failure discards
