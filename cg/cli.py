@@ -269,6 +269,14 @@ def _summary_text(s) -> str:
             + (f"; over the time budget, fell back to names: {', '.join(s.jedi_timed_out)}" if s.jedi_timed_out else "")
             + (f"; failed: {len(s.jedi_failed)} ({'; '.join(s.jedi_failed[:3])})" if s.jedi_failed else ""),
         )
+    if s.precise:
+        seconds = s.seconds.get("precise", 0.0)
+        lines.insert(
+            2,
+            "precise pass: "
+            + "; ".join(f"{language}: {how}" for language, how in sorted(s.precise.items()))
+            + (f" ({seconds:.1f} s)" if seconds else ""),
+        )
     for label, items in (
         ("syntax errors (indexed what parsed)", s.syntax_errors),
         ("binary, skipped", s.binary),

@@ -60,6 +60,11 @@ class Settings:
     resolver: str = "jedi"
     jedi_workers: int = 0  # 0 = one per core
     jedi_budget: float = 30.0  # seconds per file before its remaining sites fall back to names
+    # the precise pass (cg/ingest/resolve/scip.py): "auto" runs a language's own compiler through its SCIP
+    # indexer where one is installed (scip-typescript for TypeScript and JavaScript), "off" never does
+    precise: str = "auto"
+    scip_typescript: str = ""  # the scip-typescript program ("" = on PATH); never from a repository's cg.toml
+    precise_timeout: float = 600.0  # seconds for one indexer run before its sites fall back to names
     # retrieval
     chunk_tokens: int = 256  # per unit, in the embedding model's tokens (MiniLM sees 256)
     # learned (score fusion's pool ordered by the learned model, cg/queries/ranker_model.py, in place
@@ -137,6 +142,9 @@ _ENV = {
     "CG_RESOLVER": "resolver",
     "CG_JEDI_WORKERS": "jedi_workers",
     "CG_JEDI_BUDGET": "jedi_budget",
+    "CG_PRECISE": "precise",
+    "CG_SCIP_TYPESCRIPT": "scip_typescript",
+    "CG_PRECISE_TIMEOUT": "precise_timeout",
     "CG_HISTORY_COMMITS": "history_commits",
     "CG_INDEX_LOCK_WAIT": "index_lock_wait",
     "NEO4J_URI": "neo4j_uri",
@@ -147,6 +155,12 @@ _ENV = {
     "CG_LEASE_SECONDS": "lease_seconds",
     "CG_KUZU_COMPACT_GROWTH": "kuzu_compact_growth",
 }
+
+
+# Settings that name a program cg runs. A repository is untrusted input and its cg.toml is part of it:
+# were it able to say which program indexes it, opening a hostile repository would run that program
+# (a script of its own, say). These come only from the environment and the command line.
+MACHINE_ONLY = frozenset({"scip_typescript"})
 
 
 def find_repo(start: Path) -> Path:
@@ -206,6 +220,11 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
     for key, value in _file_settings(repo).items():
         if key not in known:
             raise ConfigError(f"unknown setting {key!r} in [tool.cg] / cg.toml")
+        if key in MACHINE_ONLY:
+            raise ConfigError(
+                f"setting {key!r} names a program cg runs, so a repository's cg.toml cannot set it"
+                f" (set CG_{key.upper()} or pass it to the command instead)"
+            )
         values[key] = _coerce(key, value)
     for env, key in _ENV.items():
         if os.environ.get(env):
@@ -216,6 +235,10 @@ def load_settings(repo: Path, **overrides: Any) -> Settings:
     settings = replace(Settings(repo=repo), **values)
     if settings.resolver not in ("jedi", "name"):
         raise ConfigError(f"unknown resolver {settings.resolver!r} (use jedi or name)")
+    if settings.precise not in ("auto", "off"):
+        raise ConfigError(f"unknown precise {settings.precise!r} (use auto or off)")
+    if settings.precise_timeout <= 0:
+        raise ConfigError(f"precise_timeout {settings.precise_timeout:g} must be more than 0 seconds")
     if settings.fusion not in ("learned", "score", "rrf"):
         raise ConfigError(f"unknown fusion {settings.fusion!r} (use learned, score or rrf)")
     if settings.embed not in ("now", "later"):

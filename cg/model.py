@@ -109,6 +109,7 @@ class ResolvedBy(StrEnum):
     """
 
     JEDI = "jedi"  # jedi's goto/infer followed the call to a definition
+    SCIP = "scip"  # the language's own compiler named it, through its SCIP indexer (cg/ingest/resolve/scip.py)
     IMPORT = "import"  # the name is imported, the import says from where
     NAME = "name"  # scope, self/cls, a builtin, a type annotation or a package: a named resolution
     SATISFIES = "satisfies"  # a Go method reached through an interface the receiver type satisfies
@@ -135,6 +136,7 @@ class ResolvedBy(StrEnum):
 
 _CONFIDENCE = {
     ResolvedBy.JEDI: 1.0,
+    ResolvedBy.SCIP: 1.0,
     ResolvedBy.IMPORT: 0.95,
     ResolvedBy.NAME: 0.9,
     ResolvedBy.SATISFIES: 0.7,
@@ -144,10 +146,12 @@ _CONFIDENCE = {
     ResolvedBy.UNRESOLVED: 0.0,
     ResolvedBy.NONE: 1.0,
 }
-# The order queries have always walked edges in (cg/queries/expand.py): jedi, import, name, unique,
-# then the rest, ambiguous and unresolved last.
+# The order queries have always walked edges in (cg/queries/expand.py): jedi (and a compiler's SCIP
+# answer, its peer for the other languages), import, name, unique, then the rest, ambiguous and
+# unresolved last.
 _RANK = {
     ResolvedBy.JEDI: 0,
+    ResolvedBy.SCIP: 0,
     ResolvedBy.IMPORT: 1,
     ResolvedBy.NAME: 2,
     ResolvedBy.UNIQUE: 3,

@@ -16,6 +16,9 @@ SHOP = ROOT / "examples" / "shop"
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The suite tests the generic resolver wherever TypeScript or JavaScript is indexed, whether or not this
+# machine has scip-typescript on PATH; tests/ingest/test_precise.py asks for the precise pass by name.
+os.environ["CG_PRECISE"] = "off"
 
 
 def cg_command(

@@ -31,6 +31,7 @@ from pathlib import Path
 from cg.ingest.languages.base import CONTAINER_KINDS, RETURN
 from cg.ingest.languages.registry import Language, ModuleSystem, language_named
 from cg.ingest.resolve.python import PUBLIC_RESOLUTION, EdgeSink
+from cg.ingest.resolve.scip import PreciseResults
 from cg.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, ResolvedBy, Symbol
 
 SELF_NAMES = frozenset({"this", "self", "Self"})
@@ -54,6 +55,7 @@ RESOLUTION: dict[str, tuple[ResolvedBy, float]] = {
     "unique": (ResolvedBy.UNIQUE, ResolvedBy.UNIQUE.confidence),
     "ambiguous": (ResolvedBy.AMBIGUOUS, ResolvedBy.AMBIGUOUS.confidence),
     "satisfies": (ResolvedBy.SATISFIES, ResolvedBy.SATISFIES.confidence),
+    "scip": (ResolvedBy.SCIP, ResolvedBy.SCIP.confidence),
 }
 _NO_LANGUAGE = Language(
     name="",
@@ -106,8 +108,12 @@ def _param_count(signature: str) -> int:
 
 
 class GenericResolver:
-    def __init__(self, extractions: list[FileExtraction], repo: Path | None = None) -> None:
+    def __init__(
+        self, extractions: list[FileExtraction], repo: Path | None = None, precise: PreciseResults | None = None
+    ) -> None:
         self.repo = repo
+        self.precise = precise  # a compiler's answers by position (cg/ingest/resolve/scip.py), asked first
+        self.at_def_line: dict[tuple[str, int], list[Symbol]] = {}  # (path, line of the name) -> definitions
         self.by_id: dict[str, Symbol] = {}
         self.language: dict[str, str] = {}  # path -> language
         self.facts: dict[str, Language] = {}  # path -> its language's registry entry
@@ -140,6 +146,8 @@ class GenericResolver:
                 self.by_id[sym.id] = sym
                 if sym.kind == "module":
                     continue
+                if precise is not None:
+                    self.at_def_line.setdefault((path, sym.def_line), []).append(sym)
                 scope = scope_of(sym)
                 owner = scope.rsplit(".", 1)[0] if "." in scope else ""
                 if not (owner and sym.parent_id.endswith("::<module>")):  # not a method attached from afar
@@ -650,7 +658,9 @@ class GenericResolver:
     def call_targets(self, call: CallSite, caller: Symbol) -> list[Target]:
         if call.via == "value":
             return [Target(call.callee, "External", "unresolved")]
-        found = self.resolve_expr(call.callee, caller)
+        found = self.compiler_target(call, caller)
+        if found is None:
+            found = self.resolve_expr(call.callee, caller)
         if found is None:
             lang = self.language.get(caller.path, "")
             name = call.callee.rsplit(".", 1)[-1]
@@ -671,6 +681,36 @@ class GenericResolver:
                 fitting = [c for c in ctors if call.arity < 0 or _param_count(c.signature) == call.arity] or ctors
                 out.extend(Target(c.id, "Symbol", found.how, c) for c in fitting[:1])
         return out
+
+    def compiler_target(self, call: CallSite, caller: Symbol) -> Target | None:
+        """The precise pass's answer at the call's last name, when there is one cg can use: a definition
+        cg extracted at the line the compiler points to (its name matching), or a named external. A
+        library call keeps the name the generic resolver gives it through the import (``axios.post``)
+        when it has one, since that is how the rest of the graph names it. Where the compiler binds the
+        name to several definitions (one function declared in two script files sharing the global
+        scope) the call is ambiguous, as the generic resolver would say, not guessed. None leaves the
+        site to the generic resolver (no answer there, or one naming a value cg has no node for)."""
+        if self.precise is None:
+            return None
+        answers = self.precise.get(caller.path, call.line, call.column)
+        if not answers:
+            return None
+        if len(answers) == 1 and answers[0].external:
+            named = self.resolve_expr(call.callee, caller)
+            if named is not None and named.label == "External" and named.how != "unresolved":
+                return named
+            return Target(answers[0].external, "External", "scip")
+        name = call.callee.rsplit(".", 1)[-1]  # a local's answer has no name: it is the one called
+        found: list[Symbol] = []
+        for answer in answers:
+            for sym in self.at_def_line.get((answer.path, answer.line), ()):
+                if sym.name == (answer.name or name) and sym not in found:
+                    found.append(sym)
+        if len(found) != len(answers):  # a value cg has no node for, or an external among them
+            return None
+        if len(found) > 1:
+            return Target(call.callee, "External", "ambiguous", candidates=len(found))
+        return Target(found[0].id, "Symbol", "scip", found[0])
 
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:

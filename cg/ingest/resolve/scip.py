@@ -1,0 +1,401 @@
+"""The precise pass: a language's own compiler says what each call names, through a SCIP index.
+
+For TypeScript and JavaScript the indexer is ``scip-typescript`` (Sourcegraph's, on the TypeScript
+compiler); it is used when it and Node.js are installed, and the generic resolver
+(cg/ingest/resolve/generic.py) stays the fallback for every site it has no answer for. The answers
+are read as occurrences: a reference at the position of a call's last name (``charge`` in
+``this.gateway.charge(...)``) names a symbol, and the symbol's definition occurrence names a file and a
+line, which is a definition cg extracted there (``Target.how = "scip"``), or a named external outside
+the repository (the TypeScript library, an npm package).
+
+Why it is safe to run on an untrusted repository: the TypeScript compiler reads the project's sources,
+its tsconfig.json and the declaration files they reach; nothing from the repository is executed (no
+package scripts, no compiler plugins: those load only in an editor's language server). cg never lets
+the indexer write into the repository: the index goes to a temporary directory, and
+``--infer-tsconfig`` (which writes a tsconfig.json beside the sources) is never passed; the files no
+tsconfig.json covers are indexed through a tsconfig cg writes in that temporary directory instead. The
+run has a time limit (``precise_timeout``) and its own process group, so a hang is killed whole, and
+any failure (no Node, a crash, a timeout, an index that does not parse) leaves every site to the
+generic resolver and is named in the run's summary. Symbols from the indexer are data: parsed, never
+evaluated; paths outside the walked files are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf.message import DecodeError
+
+from cg.ingest.resolve.scip_schema import DEFINITION, parse_index
+
+# cg's language name -> the indexer that answers for it (one for now; scip-go would sit beside it)
+TYPESCRIPT_INDEXER = "scip-typescript"
+LANGUAGES = {"typescript": TYPESCRIPT_INDEXER, "javascript": TYPESCRIPT_INDEXER}
+_PROJECT_FILE = "tsconfig.json"  # what scip-typescript reads (a jsconfig.json project is indexed as loose files)
+_MAX_INDEX_BYTES = 2_000_000_000  # an index file past this is not read (a runaway indexer)
+_IDENTIFIER_CHARS = frozenset("_+-$") | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# The compiler options for files no tsconfig.json covers: modern syntax and the module resolution of
+# today's bundlers (extensionless and `.js` specifiers that name a `.ts` file), JavaScript read but not
+# type-checked, nothing emitted.
+LOOSE_OPTIONS = {
+    "target": "ES2022",
+    "module": "ESNext",
+    "moduleResolution": "Bundler",
+    "jsx": "preserve",
+    "allowJs": True,
+    "checkJs": False,
+    "noEmit": True,
+    "skipLibCheck": True,
+}
+_CONSTRUCTOR = "`<constructor>`()."  # scip-typescript's descriptor of a class's constructor
+_TYPESCRIPT_LIB = "typescript"  # the npm package whose lib/*.d.ts declare the language's builtins
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the compiler says the name at one position refers to: a definition in the repository
+    (``path`` and the 1-based ``line`` of its name, ``name``) or an external (``external``, dotted)."""
+
+    name: str
+    path: str = ""
+    line: int = 0
+    external: str = ""
+
+
+@dataclass
+class PreciseReport:
+    """Per language: the indexer's outcome, for the run's summary (``precise``)."""
+
+    languages: dict[str, str] = field(default_factory=dict)  # language -> "scip-typescript: 12 files" / why not
+    seconds: float = 0.0
+    files: int = 0  # files the indexer returned a document for
+
+    def resolved(self) -> list[str]:
+        return sorted(lang for lang, how in self.languages.items() if how.startswith(TYPESCRIPT_INDEXER + ":"))
+
+
+@dataclass
+class PreciseResults:
+    """Answers by repository-relative path, then (line, byte column) of the referring name: one, or
+    several where the compiler binds the name to several declarations (a function declared in two
+    script files that share the global scope)."""
+
+    answers: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = field(default_factory=dict)
+    report: PreciseReport = field(default_factory=PreciseReport)
+
+    def get(self, path: str, line: int, column: int) -> tuple[Answer, ...]:
+        return self.answers.get(path, {}).get((line, column), ())
+
+
+# -- the indexer ---------------------------------------------------------------------------------
+def find_indexer(configured: str) -> tuple[list[str] | None, str]:
+    """The command that runs scip-typescript, or None and why not: ``configured`` (the
+    ``scip_typescript`` setting, a path) first, then ``scip-typescript`` on PATH. The npm package's
+    program is a Node script, run with the ``node`` on PATH (so a missing Node says so by name)."""
+    exe = configured or shutil.which(TYPESCRIPT_INDEXER) or ""
+    if not exe:
+        return None, f"{TYPESCRIPT_INDEXER} not found (npm install -g @sourcegraph/scip-typescript)"
+    path = Path(exe)
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return None, f"{TYPESCRIPT_INDEXER} not found at {exe}"
+    if not (path.suffix in (".js", ".cjs", ".mjs") or (first.startswith(b"#!") and b"node" in first)):
+        return [str(path)], ""  # a wrapper of its own
+    node = shutil.which("node")
+    if node is None:
+        return None, "Node.js (node) not on PATH"
+    return [node, str(path)], ""
+
+
+def project_dirs(repo: Path, paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The directories (repository-relative, "" for the root) whose tsconfig.json covers ``paths``
+    (the nearest one above each file, a regular file inside the repository), and the files none covers."""
+    root = repo.resolve()
+    known: dict[str, bool] = {}
+
+    def has_project(directory: str) -> bool:
+        if directory not in known:
+            known[directory] = _regular_inside(root, posixpath.join(directory, _PROJECT_FILE))
+        return known[directory]
+
+    projects: set[str] = set()
+    loose: list[str] = []
+    for path in paths:
+        directory = posixpath.dirname(path)
+        while True:
+            if has_project(directory):
+                projects.add(directory)
+                break
+            if not directory:
+                loose.append(path)
+                break
+            directory = posixpath.dirname(directory)
+    return sorted(projects), sorted(loose)
+
+
+def _regular_inside(root: Path, rel: str) -> bool:
+    try:
+        path = root / rel
+        return not path.is_symlink() and path.is_file() and path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):
+        return False
+
+
+def run_typescript(repo: Path, paths: list[str], command: list[str], timeout: float) -> tuple[bytes | None, str]:
+    """scip-typescript over the projects that cover ``paths``; the index's bytes, or None and why."""
+    root = repo.resolve()
+    projects, loose = project_dirs(root, paths)
+    with tempfile.TemporaryDirectory(prefix="cg-scip-") as tmp:
+        targets = [str(root / p) if p else str(root) for p in projects]
+        if loose:
+            synthetic = Path(tmp) / "loose"
+            synthetic.mkdir()
+            config = {
+                "compilerOptions": LOOSE_OPTIONS,
+                "files": [str(root / p) for p in loose],
+            }
+            (synthetic / "tsconfig.json").write_text(json.dumps(config), "utf-8")
+            targets.append(str(synthetic))
+        output = Path(tmp) / "index.scip"
+        argv = [*command, "index", "--cwd", str(root), "--output", str(output), "--no-progress-bar", *targets]
+        env = {k: v for k, v in os.environ.items() if k not in ("NODE_OPTIONS", "NODE_PATH")}
+        env["HOME"] = tmp  # nothing the indexer caches lands in the user's home or the repository
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=tmp,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return None, f"could not start {TYPESCRIPT_INDEXER}: {exc.strerror or exc}"
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return None, f"{TYPESCRIPT_INDEXER} ran over precise_timeout ({timeout:g} s)"
+        except BaseException:  # Ctrl-C: the indexer goes with the run
+            _kill(proc)
+            raise
+        if proc.returncode != 0 or not output.is_file():
+            tail = (err or b"").decode("utf-8", "replace").strip().splitlines()
+            last = tail[-1][:200] if tail else "no output"
+            return None, f"{TYPESCRIPT_INDEXER} failed (exit {proc.returncode}): {last}"
+        if output.stat().st_size > _MAX_INDEX_BYTES:
+            return None, f"{TYPESCRIPT_INDEXER} wrote an index over {_MAX_INDEX_BYTES // 1_000_000} MB"
+        return output.read_bytes(), ""
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+
+
+# -- reading the index ---------------------------------------------------------------------------
+def read_index(
+    data: bytes, wanted: set[str], read: Callable[[str], bytes | None]
+) -> dict[str, dict[tuple[int, int], tuple[Answer, ...]]]:
+    """Answers per file of ``wanted`` (repository-relative paths; ``read`` gives a file's bytes): each
+    reference occurrence keyed by its 1-based line and its start as a byte column (SCIP counts UTF-16
+    units, tree-sitter bytes), mapped to the definition occurrence of its symbol anywhere in the index,
+    or to a dotted external name. Documents for other files are read for their definitions only."""
+    index = parse_index(data)
+    definitions: dict[str, tuple[str, int]] = {}  # symbol -> (path, 1-based line); locals per document
+    documents = set()
+    for doc in index.documents:
+        path = posixpath.normpath(doc.relative_path)
+        documents.add(path)
+        for occ in doc.occurrences:
+            if occ.symbol_roles & DEFINITION and occ.symbol and len(occ.range) >= 3:
+                definitions.setdefault(_key(path, occ.symbol), (path, occ.range[0] + 1))
+    out: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
+    for doc in index.documents:
+        path = posixpath.normpath(doc.relative_path)
+        data_ = read(path) if path in wanted else None
+        if data_ is None:
+            continue
+        lines = data_.split(b"\n")
+        answers: dict[tuple[int, int], tuple[Answer, ...]] = {}
+        for occ in doc.occurrences:
+            if occ.symbol_roles & DEFINITION or not occ.symbol or len(occ.range) < 3:
+                continue
+            line0, start = occ.range[0], occ.range[1]
+            if line0 >= len(lines):
+                continue
+            symbol = occ.symbol
+            if symbol.endswith(_CONSTRUCTOR):  # `new Foo(...)`: the class, whose constructor the resolver adds
+                symbol = symbol.removesuffix(_CONSTRUCTOR)
+            answer = _answer(symbol, definitions.get(_key(path, symbol)), documents)
+            if answer is not None:
+                at = (line0 + 1, _byte_column(lines[line0], start))
+                if answer not in answers.get(at, ()):
+                    answers[at] = (*answers.get(at, ()), answer)
+        out[path] = answers
+    return out
+
+
+def _key(path: str, symbol: str) -> str:
+    return f"{path}\0{symbol}" if symbol.startswith("local ") else symbol
+
+
+def _byte_column(line: bytes, utf16: int) -> int:
+    if line.isascii():
+        return utf16
+    text = line.decode("utf-8", "replace")
+    units = 0
+    for i, char in enumerate(text):
+        if units >= utf16:
+            return len(text[:i].encode("utf-8"))
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
+def _answer(symbol: str, definition: tuple[str, int] | None, documents: set[str]) -> Answer | None:
+    if symbol.startswith("local "):
+        return None if definition is None else Answer(name="", path=definition[0], line=definition[1])
+    parsed = parse_symbol(symbol)
+    if parsed is None or not parsed[1]:
+        return None
+    package, descriptors = parsed
+    if descriptors[-1][1] in ("(", "["):  # a parameter or a type parameter: a value cg has no node for
+        return None
+    names = [name for name, suffix in descriptors if suffix != "/"]
+    if not names:
+        return None
+    name = "constructor" if names[-1] == "<constructor>" else names[-1]
+    if definition is not None:
+        return Answer(name=name, path=definition[0], line=definition[1])
+    if "/".join(n for n, suffix in descriptors if suffix == "/") in documents:
+        return None  # a symbol of an indexed file that has no definition occurrence: not an external
+    dotted = ".".join("constructor" if n == "<constructor>" else n for n in names)
+    return Answer(name=name, external=dotted if package in ("", _TYPESCRIPT_LIB) else f"{package}.{dotted}")
+
+
+def parse_symbol(symbol: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """A global SCIP symbol's package name and descriptors, each (name, suffix): suffix ``/`` a
+    namespace (a file in scip-typescript), ``#`` a type, ``.`` a term, ``m`` a method, ``(`` a
+    parameter, ``[`` a type parameter, ``:`` meta, ``!`` a macro. None when it does not parse."""
+    fields: list[str] = []
+    i = 0
+    while len(fields) < 4:  # scheme, manager, package name, version; a space inside one is doubled
+        buf = []
+        while i < len(symbol):
+            if symbol[i] == " ":
+                if symbol[i + 1 : i + 2] == " ":
+                    buf.append(" ")
+                    i += 2
+                    continue
+                break
+            buf.append(symbol[i])
+            i += 1
+        if i >= len(symbol):
+            return None
+        fields.append("".join(buf))
+        i += 1
+    package = "" if fields[2] == "." else fields[2]
+    descriptors: list[tuple[str, str]] = []
+    text = symbol[i:]
+    j = 0
+    try:
+        while j < len(text):
+            if text[j] in "([":
+                close = ")" if text[j] == "(" else "]"
+                name, j = _name(text, j + 1)
+                if text[j] != close:
+                    return None
+                descriptors.append((name, "(" if close == ")" else "["))
+                j += 1
+                continue
+            name, j = _name(text, j)
+            suffix = text[j]
+            if suffix == "(":  # a method: name(disambiguator).
+                end = text.index(").", j)
+                descriptors.append((name, "m"))
+                j = end + 2
+            elif suffix in "/#.:!":
+                descriptors.append((name, suffix))
+                j += 1
+            else:
+                return None
+    except (IndexError, ValueError):
+        return None
+    return package, descriptors
+
+
+def _name(text: str, j: int) -> tuple[str, int]:
+    if text[j] == "`":  # escaped: a doubled backtick stands for one
+        buf = []
+        j += 1
+        while True:
+            if text[j] == "`":
+                if text[j + 1 : j + 2] == "`":
+                    buf.append("`")
+                    j += 2
+                    continue
+                return "".join(buf), j + 1
+            buf.append(text[j])
+            j += 1
+    start = j
+    while j < len(text) and text[j] in _IDENTIFIER_CHARS:
+        j += 1
+    return text[start:j], j
+
+
+# -- the pass ------------------------------------------------------------------------------------
+def run_precise(repo: Path, files: dict[str, str], configured: str, timeout: float) -> PreciseResults:
+    """The precise pass over ``files`` (repository-relative path -> cg's language name): every language
+    with an indexer is indexed when the indexer can run; the report says, per language present, what
+    answered it or why nothing did."""
+    results = PreciseResults()
+    wanted = {p: lang for p, lang in files.items() if lang in LANGUAGES}
+    if not wanted:
+        return results
+    languages = sorted(set(wanted.values()))
+    command, why = find_indexer(configured)
+    if command is None:
+        results.report.languages = dict.fromkeys(languages, why)
+        return results
+    started = time.perf_counter()
+    root = repo.resolve()
+    data, why = run_typescript(root, sorted(wanted), command, timeout)
+    if data is not None:
+        try:
+            results.answers = read_index(data, set(wanted), lambda rel: _read_source(root, rel))
+        except DecodeError:
+            why = f"{TYPESCRIPT_INDEXER} wrote an index that does not parse"
+    results.report.seconds = time.perf_counter() - started
+    results.report.files = len(results.answers)
+    for lang in languages:
+        if why:
+            results.report.languages[lang] = why
+            continue
+        mine = sum(1 for p in results.answers if wanted[p] == lang)
+        total = sum(1 for v in wanted.values() if v == lang)
+        results.report.languages[lang] = f"{TYPESCRIPT_INDEXER}: {mine} of {total} files"
+    return results
+
+
+def _read_source(root: Path, rel: str) -> bytes | None:
+    """A walked file's bytes again (for columns past non-ASCII text); None if it is gone or unreadable."""
+    try:
+        return (root / rel).read_bytes()
+    except OSError:
+        return None
