@@ -239,3 +239,83 @@ def test_references_map_to_definitions_by_byte_column():
     assert (answers[(2, 4)].path, answers[(2, 4)].name, answers[(2, 4)].line) == ("src/ledger.ts", "Ledger", 3)
     assert answers[(2, 0)].external == "Array.map"
     assert (2, 11) not in answers  # a parameter: not the function it belongs to
+
+
+# -- incremental runs ----------------------------------------------------------------------------
+def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
+    """Edit the TypeScript service twice (a new call through an injected dependency, then a method the
+    interface gains and a caller of it): after each incremental run the graph equals a full rebuild's."""
+    from cg.embed import embedder_for
+    from cg.graph.kuzu_store import KuzuStore
+    from cg.ingest.pipeline import index_repository
+    from tests.graphdump import differences, dump
+
+    repo = tmp_path / "web"
+    shutil.copytree(POLYGLOT / "payments-web", repo)
+    options = {"resolver": "name", "precise": "auto", "scip_typescript": indexer, "history_commits": 0}
+    embedder = embedder_for(load_settings(repo, **options))
+
+    def rebuilt() -> dict:
+        ref = tmp_path / f"ref{len(list(tmp_path.iterdir()))}" / "web"
+        shutil.copytree(repo, ref, ignore=shutil.ignore_patterns(".cg"))
+        store = KuzuStore(ref / ".cg" / "graph.kuzu")
+        try:
+            index_repository(load_settings(ref, **options), store, embedder, full=True)
+            return dump(store)
+        finally:
+            store.close()
+
+    payouts = repo / "server" / "services" / "payouts.ts"
+    gateway = repo / "server" / "services" / "gateway.ts"
+    edits = [
+        lambda: payouts.write_text(
+            payouts.read_text() + "\n/** Runs the payouts, then charges the fee through the injected gateway. */\n"
+            "export async function settle(deps: PayoutDeps, open: Invoice[]): Promise<Receipt> {\n"
+            "  await runPayouts(deps, open);\n"
+            '  return deps.gateway.charge("fee", 50);\n'
+            "}\n"
+        ),
+        lambda: (
+            gateway.write_text(
+                gateway.read_text()
+                .replace(
+                    "  charge(invoiceId: string, cents: number): Promise<Receipt>;\n",
+                    "  charge(invoiceId: string, cents: number): Promise<Receipt>;\n"
+                    "  refund(invoiceId: string): Promise<void>;\n",
+                )
+                .replace(
+                    "    return { invoiceId, chargedAt: new Date() };\n  }\n",
+                    "    return { invoiceId, chargedAt: new Date() };\n  }\n\n"
+                    "  async refund(invoiceId: string): Promise<void> {\n"
+                    "    await this.client.refunds.create({ payment_intent: invoiceId });\n  }\n",
+                )
+            ),
+            payouts.write_text(
+                payouts.read_text() + "\nexport async function reverse(deps: PayoutDeps, id: string) {\n"
+                "  await deps.gateway.refund(id);\n}\n"
+            ),
+        ),
+    ]
+    store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    try:
+        index_repository(load_settings(repo, **options), store, embedder)
+        for edit in edits:
+            edit()
+            summary = index_repository(load_settings(repo, **options), store, embedder)
+            assert summary.mode == "incremental" and summary.precise["typescript"].startswith("scip-typescript:")
+            got = dump(store)
+            diff = differences(got, rebuilt())
+            assert not diff, "\n".join(diff)
+        calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith(("::settle", "::reverse"))}
+        assert (
+            "server/services/payouts.ts::settle",
+            "server/services/gateway.ts::PaymentGateway.charge",
+            "scip",
+        ) in calls
+        assert (
+            "server/services/payouts.ts::reverse",
+            "server/services/gateway.ts::PaymentGateway.refund",
+            "scip",
+        ) in calls
+    finally:
+        store.close()
