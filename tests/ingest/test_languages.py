@@ -288,3 +288,33 @@ def test_no_call_edge_guesses_between_languages(polyglot, symbols):
         if e.type == "CALLS" and e.dst_label == "Symbol":
             src, dst = symbols[e.src], symbols[e.dst]
             assert src.path.rsplit(".", 1)[-1][:2] == dst.path.rsplit(".", 1)[-1][:2] or "bin/" in src.path, e
+
+
+def test_a_required_module_that_is_called_runs_its_export_never_the_file(tmp_path):
+    """express's `var View = require("./view"); new View(name)`: the call reaches what the file
+    exports (`module.exports = View`); a file whose export cg cannot name leaves the call unresolved.
+    A CALLS edge to a File is never made (Kùzu refused to store one, and stopped `cg index` on express)."""
+    (tmp_path / "lib" / "middleware").mkdir(parents=True)
+    (tmp_path / "lib" / "view.js").write_text(
+        "function View(name, options) {\n  this.name = name;\n}\n\n"
+        "View.prototype.render = function render(options, callback) {\n  callback(null, this.name);\n};\n\n"
+        "module.exports = View;\n"
+    )
+    (tmp_path / "lib" / "middleware" / "query.js").write_text(
+        "var parse = require('qs').parse;\n\n"
+        "module.exports = function query(options) {\n"
+        "  return function (req, res, next) {\n    req.query = parse(req.url);\n    next();\n  };\n};\n"
+    )
+    (tmp_path / "lib" / "application.js").write_text(
+        "var View = require('./view');\nvar query = require('./middleware/query');\n\n"
+        "function render(name, options, callback) {\n  var view = new View(name, options);\n"
+        "  view.render(options, callback);\n}\n\n"
+        "function lazyrouter(router) {\n  router.use(query({}));\n}\n\n"
+        "module.exports = { render: render, lazyrouter: lazyrouter };\n"
+    )
+    settings = load_settings(tmp_path, resolver="name", precise="off")
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    assert not [e for e in edges if e.type == "CALLS" and e.dst_label == "File"]
+    assert calls(edges, "lib/application.js::render")["lib/view.js::View"].resolved_by == "import"
+    assert calls(edges, "lib/application.js::lazyrouter")["query"].resolved_by == "unresolved"

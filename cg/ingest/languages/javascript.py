@@ -137,8 +137,22 @@ class JavaScriptExtractor(TreeSitterExtractor):
         if kind == "variable_declarator":
             self.declarator(node, ctx, stack)
         elif kind in ("assignment_expression", "public_field_definition", "field_definition"):
+            if kind == "assignment_expression":
+                self.commonjs_export(node, ctx)
             self.member_type(node, ctx, stack)
         return False
+
+    def commonjs_export(self, node: Node, ctx: Context) -> None:
+        """``module.exports = View`` and ``module.exports = function query(...) {...}``: what a file's
+        ``require`` returns, recorded as its default export (the function itself is named ``exports``
+        by ``classify``), so ``new (require("./view"))(...)`` reaches View, not the file."""
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or node_text(left) != "module.exports":
+            return
+        if right.type == "identifier":
+            ctx.out.exports.setdefault("default", node_text(right))
+        elif right.type in FUNCTION_VALUES or right.type == "assignment_expression":
+            ctx.out.exports.setdefault("default", "exports")
 
     # -- imports and exports -------------------------------------------------------------------
     def es_import(self, node: Node, ctx: Context) -> None:

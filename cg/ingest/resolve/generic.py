@@ -661,6 +661,8 @@ class GenericResolver:
         found = self.compiler_target(call, caller)
         if found is None:
             found = self.resolve_expr(call.callee, caller)
+        if found is not None and found.label == "File":  # a required module called: what it exports runs
+            found = self.es_export(found.id, "default")
         if found is None:
             lang = self.language.get(caller.path, "")
             name = call.callee.rsplit(".", 1)[-1]
