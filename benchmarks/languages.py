@@ -7,12 +7,28 @@ Go, ``mvn dependency:copy`` of a ``sources`` jar for Java, ``cargo metadata`` (w
 crate) for Rust. No embedding here: parse is the tree-sitter pass and extraction (best of three
 runs, the CPU is shared), resolve is the generic resolver.
 
-    python benchmarks/languages.py        # writes its section of benchmarks/RESULTS.md
+    python benchmarks/languages.py            # writes its section of benchmarks/RESULTS.md
+    python benchmarks/languages.py --precise  # the precise pass's section (issue 20), below
+
+``--precise`` measures the TypeScript and JavaScript projects twice in one process, interleaved,
+with the precise pass off and on (scip-typescript from tools/scip-typescript, which scripts/test
+installs, or CG_SCIP_TYPESCRIPT): the share of calls resolved in the repository and to named
+externals, the time of the structure pass (parse + resolve) and of a whole ``index_repository`` with
+vectors deferred, and how often the generic resolver named the same definition as the compiler where
+both named one. Its precision is audited by hand on a fixed sample of 100 ``scip`` edges per
+project, chosen by the rank of a hash of the edge, so a change swaps in only the edges it adds:
+verdicts live in benchmarks/audit/scip-<project>.tsv, and sampled edges nobody reviewed yet are
+written with their source lines to benchmarks/data/audit-pending/scip-<project>.tsv and counted as
+pending, never as correct.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -31,6 +47,7 @@ from results import machine_line, write_section  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
 from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_extractions  # noqa: E402
+from cg.model import Edge  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,21 @@ PROJECTS = [
     Project("rust", "cargo", "regex-syntax", "0.8.4"),
     Project("rust", "cargo", "semver", "1.0.23"),  # stopped every run before issue 15
 ]
+
+
+# The precise pass's projects: real TypeScript sources (npm packages that ship their src/) and CommonJS
+# JavaScript; none of them ships a tsconfig.json, so all are indexed as loose files.
+PRECISE_PROJECTS = [
+    Project("typescript", "npm", "rxjs", "7.8.1", "src"),
+    Project("typescript", "npm", "@trpc/server", "10.45.2", "src"),
+    Project("javascript", "npm", "express", "4.19.2"),
+    Project("javascript", "npm", "koa", "2.15.3"),
+]
+AUDIT = HERE / "audit"
+AUDIT_SEED = "cg-issue-20"
+AUDIT_SIZE = 100
+VERDICTS = ("correct", "wrong", "unclear")
+ROOT = HERE.parent
 
 
 def _run(command: list[str], cwd: Path) -> str:
@@ -137,7 +169,205 @@ def measure(project: Project) -> dict:
     }
 
 
+def _indexer() -> str:
+    found = os.environ.get("CG_SCIP_TYPESCRIPT") or str(
+        ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"
+    )
+    if not Path(found).exists():
+        raise SystemExit("scip-typescript not found: npm ci --prefix tools/scip-typescript, or set CG_SCIP_TYPESCRIPT")
+    return found
+
+
+def _shares(calls: list[Edge]) -> dict[str, float]:
+    total = len(calls) or 1
+    in_repo = sum(1 for e in calls if e.dst_label == "Symbol")
+    named = sum(1 for e in calls if e.dst_label != "Symbol" and e.resolved_by not in ("ambiguous", "unresolved"))
+    return {
+        "in_repo": in_repo / total,
+        "named": named / total,
+        "resolved": (in_repo + named) / total,
+        "ambiguous": sum(1 for e in calls if e.resolved_by == "ambiguous") / total,
+        "unresolved": sum(1 for e in calls if e.resolved_by == "unresolved") / total,
+    }
+
+
+def _precise_run(project: Project, repo: Path, mode: str, indexer: str) -> dict:
+    """One measurement with the precise pass ``mode`` (off | auto): the structure pass and its edges,
+    then a whole index (vectors deferred) into a fresh Kùzu store."""
+    from cg.embed import embedder_for
+    from cg.graph.kuzu_store import KuzuStore
+    from cg.ingest.pipeline import index_repository
+
+    settings = load_settings(repo, resolver="name", precise=mode, scip_typescript=indexer, history_commits=0)
+    summary = IndexSummary(str(repo), "none")
+    started = time.perf_counter()
+    extractions, _ = extract_repository(settings, summary=summary)
+    edges, _ = resolve_extractions(settings, extractions, summary=summary)
+    structure = time.perf_counter() - started
+    code = [ex for ex in extractions if ex.file.language == project.language]
+    paths = {ex.file.path for ex in code}
+    owner = {s.id: ex.file.path for ex in extractions for s in ex.symbols}
+    calls = [e for e in edges if e.type == "CALLS" and owner.get(e.src) in paths]
+    with tempfile.TemporaryDirectory() as scratch:
+        store = KuzuStore(Path(scratch) / "graph.kuzu")
+        try:
+            started = time.perf_counter()
+            index_repository(settings, store, embedder_for(settings), full=True, embed_mode="later")
+            whole = time.perf_counter() - started
+        finally:
+            store.close()
+    return {
+        "calls": calls,
+        "structure": structure,
+        "whole": whole,
+        "precise_seconds": summary.seconds.get("precise", 0.0),
+        "precise": summary.precise,
+        "loc": sum(ex.file.loc for ex in code),
+        "files": len(code),
+        "lines": {ex.file.path: ex for ex in code},
+    }
+
+
+def _agreement(off: list[Edge], on: list[Edge]) -> tuple[int, int]:
+    """Sites (caller, line) where the generic resolver and the compiler both named definitions in the
+    repository, and how many of them they named the same set of definitions."""
+    generic: dict[tuple[str, int], set[str]] = {}
+    compiler: dict[tuple[str, int], set[str]] = {}
+    for e in off:
+        if e.dst_label == "Symbol":
+            generic.setdefault((e.src, e.line), set()).add(e.dst)
+    for e in on:
+        if e.dst_label == "Symbol" and e.resolved_by == "scip":
+            compiler.setdefault((e.src, e.line), set()).add(e.dst)
+    both = set(generic) & set(compiler)
+    return sum(1 for site in both if generic[site] == compiler[site]), len(both)
+
+
+def _audit_rank(edge: Edge) -> str:
+    return hashlib.sha256(f"{AUDIT_SEED}\0{edge.src}\0{edge.dst}\0{edge.line}".encode()).hexdigest()
+
+
+def _slug(project: Project) -> str:
+    return "scip-" + project.name.replace("@", "").replace("/", "-")
+
+
+def audit(project: Project, repo: Path, calls: list[Edge]) -> dict:
+    """Precision of the ``scip`` edges over the reviewed part of the fixed sample; the rest is pending."""
+    scip = sorted({(e.src, e.dst, e.line): e for e in calls if e.resolved_by == "scip"}.values(), key=_audit_rank)
+    sample = scip[:AUDIT_SIZE]
+    verdicts: dict[tuple[str, str, str], tuple[str, str]] = {}
+    path = AUDIT / f"{_slug(project)}.tsv"
+    if path.exists():
+        with path.open(newline="") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                if row["verdict"] not in VERDICTS:
+                    raise SystemExit(
+                        f"{path}: unknown verdict {row['verdict']!r} for {row['caller']} -> {row['callee']}"
+                    )
+                verdicts[(row["caller"], row["callee"], row["line"])] = (row["verdict"], row["reason"])
+    counts = dict.fromkeys(VERDICTS, 0)
+    pending: list[Edge] = []
+    wrong_edges: list[str] = []
+    for e in sample:
+        verdict = verdicts.get((e.src, e.dst, str(e.line)))
+        if verdict is None:
+            pending.append(e)
+            continue
+        counts[verdict[0]] += 1
+        if verdict[0] == "wrong":
+            wrong_edges.append(f"{e.src} -> {e.dst} (line {e.line}): {verdict[1]}")
+    pending_file = DATA / "audit-pending" / f"{_slug(project)}.tsv"
+    pending_file.parent.mkdir(parents=True, exist_ok=True)
+    with pending_file.open("w") as f:
+        f.write("caller\tcallee\tline\tverdict\treason\tsource\n")
+        for e in pending:
+            source = repo / e.src.split("::", 1)[0]
+            lines = source.read_text("utf-8", "replace").splitlines() if source.is_file() else []
+            text = lines[e.line - 1].strip() if 0 < e.line <= len(lines) else ""
+            f.write(f"{e.src}\t{e.dst}\t{e.line}\t\t\t{text}\n")
+    judged = counts["correct"] + counts["wrong"]
+    return {
+        "sample": len(sample),
+        **counts,
+        "pending": len(pending),
+        "wrong_edges": wrong_edges,
+        "precision": counts["correct"] / judged if judged else None,
+    }
+
+
+def precise_main(rounds: int) -> None:
+    indexer = _indexer()
+    repos = {p.label: fetch(p) for p in PRECISE_PROJECTS}
+    results: dict[str, dict[str, list[dict]]] = {p.label: {"off": [], "auto": []} for p in PRECISE_PROJECTS}
+    for _ in range(rounds):  # interleaved: each project off then on, round after round
+        for project in PRECISE_PROJECTS:
+            for mode in ("off", "auto"):
+                results[project.label][mode].append(_precise_run(project, repos[project.label], mode, indexer))
+                print(project.label, mode, f"{results[project.label][mode][-1]['structure']:.2f}s", flush=True)
+    lines = [
+        machine_line(),
+        "",
+        "TypeScript and JavaScript projects at pinned versions (npm), the precise pass off and on in one process,",
+        f"interleaved, {rounds} rounds, medians; scip-typescript {_indexer_version(indexer)} on Node",
+        f"{_node_version()}. Shares are of the call edges from the project's files: in repo = to a definition",
+        "in the project, named = a builtin or library named (the TypeScript library's `Array.map`, an",
+        "import), resolved = both. Structure = walk, parse, extract and resolve (with the indexer when on);",
+        "index = a whole `index_repository` into a fresh Kùzu store with vectors deferred (what `cg index",
+        "--embed later` does). Agreement = of the call sites where the generic resolver and the compiler both",
+        "named definitions in the project, those where they named the same ones (the generic resolver read",
+        "against the compiler). Precision = correct / (correct + wrong) over the reviewed part of a fixed",
+        f"sample of {AUDIT_SIZE} `scip` edges per project (benchmarks/audit/scip-<project>.tsv).",
+        "",
+        "| language | project | files | LOC | precise pass | resolved off -> on | in repo off -> on | named off -> on "
+        "| ambiguous + unresolved on | structure s off / on | index s off / on (x) | precise s per 1k LOC "
+        "| agreement | audit: correct / wrong / unclear / pending | precision |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    wrong: list[str] = []
+    for project in PRECISE_PROJECTS:
+        off, on = results[project.label]["off"], results[project.label]["auto"]
+        mid = lambda runs, key: sorted(r[key] for r in runs)[len(runs) // 2]  # noqa: E731
+        a, b = _shares(off[-1]["calls"]), _shares(on[-1]["calls"])
+        agree, both = _agreement(off[-1]["calls"], on[-1]["calls"])
+        checked = audit(project, repos[project.label], on[-1]["calls"])
+        wrong.extend(f"- {project.label}: {w}" for w in checked["wrong_edges"])
+        ratio = mid(on, "whole") / mid(off, "whole")
+        precision = f"{checked['precision']:.3f}" if checked["precision"] is not None else "-"
+        how = "; ".join(f"{k}: {v}" for k, v in sorted(on[-1]["precise"].items()))
+        lines.append(
+            f"| {project.language} | {project.label} | {on[-1]['files']} | {on[-1]['loc']} | {how} "
+            f"| {a['resolved']:.1%} -> {b['resolved']:.1%} | {a['in_repo']:.1%} -> {b['in_repo']:.1%} "
+            f"| {a['named']:.1%} -> {b['named']:.1%} | {b['ambiguous'] + b['unresolved']:.1%} "
+            f"| {mid(off, 'structure'):.2f} / {mid(on, 'structure'):.2f} "
+            f"| {mid(off, 'whole'):.2f} / {mid(on, 'whole'):.2f} ({ratio:.2f}x) "
+            f"| {mid(on, 'precise_seconds') / on[-1]['loc'] * 1000:.3f} | {agree} of {both} "
+            f"| {checked['correct']} / {checked['wrong']} / {checked['unclear']} / {checked['pending']} | {precision} |"
+        )
+        print(lines[-1], flush=True)
+    lines.extend(["", "Wrong edges in the audit:", *wrong] if wrong else ["", "No audited edge was wrong."])
+    write_section("Precise pass: scip-typescript (benchmarks/languages.py --precise)", "\n".join(lines))
+
+
+def _indexer_version(indexer: str) -> str:
+    import subprocess as sp
+
+    return sp.run(["node", indexer, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+def _node_version() -> str:
+    import subprocess as sp
+
+    return sp.run(["node", "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--precise", action="store_true", help="the precise pass off and on (TypeScript, JavaScript)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds for --precise (medians)")
+    args = parser.parse_args()
+    if args.precise:
+        precise_main(args.rounds)
+        return
     lines = [
         machine_line(),
         "",
