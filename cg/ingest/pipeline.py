@@ -296,7 +296,7 @@ def resolve_files(
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
-    precise = _precise_pass(settings, chosen, progress, summary)
+    precise = _precise_pass(settings, chosen, extractions, progress, summary)
     python_files = [ex for ex in extractions if resolved_by_python(ex.file.language)]
     resolver = Resolver(python_files, jedi)
     others = [ex for ex in extractions if not resolved_by_python(ex.file.language)]
@@ -313,7 +313,11 @@ def resolve_files(
 
 
 def _precise_pass(
-    settings: Settings, chosen: list[FileExtraction], progress: Progress, summary: IndexSummary | None
+    settings: Settings,
+    chosen: list[FileExtraction],
+    extractions: list[FileExtraction],
+    progress: Progress,
+    summary: IndexSummary | None,
 ) -> PreciseResults | None:
     """The compilers' answers for the files being resolved (``precise = "auto"``), or None when off or
     when no file is in a language that has an indexer. An incremental run re-indexes the projects
@@ -322,7 +326,8 @@ def _precise_pass(
     if settings.precise == "off" or not files:
         return None
     with progress.stage("precise", len(files)) as advance:
-        precise = run_precise(settings.repo, files, settings.scip_typescript, settings.precise_timeout)
+        every = {ex.file.path: ex.file.language for ex in extractions}
+        precise = run_precise(settings.repo, files, settings.scip_typescript, settings.precise_timeout, every)
         advance(len(files))
     if summary is not None:
         summary.precise = dict(precise.report.languages)

@@ -242,21 +242,19 @@ def test_references_map_to_definitions_by_byte_column():
 
 
 # -- incremental runs ----------------------------------------------------------------------------
-def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
-    """Edit the TypeScript service twice (a new call through an injected dependency, then a method the
-    interface gains and a caller of it): after each incremental run the graph equals a full rebuild's."""
+def _incremental_equals_rebuild(repo: Path, indexer: str, edits: list) -> dict:
+    """Index ``repo``, then after each edit an incremental run whose graph must equal a full rebuild's
+    of the same tree; the last graph."""
     from cg.embed import embedder_for
     from cg.graph.kuzu_store import KuzuStore
     from cg.ingest.pipeline import index_repository
     from tests.graphdump import differences, dump
 
-    repo = tmp_path / "web"
-    shutil.copytree(POLYGLOT / "payments-web", repo)
     options = {"resolver": "name", "precise": "auto", "scip_typescript": indexer, "history_commits": 0}
     embedder = embedder_for(load_settings(repo, **options))
 
-    def rebuilt() -> dict:
-        ref = tmp_path / f"ref{len(list(tmp_path.iterdir()))}" / "web"
+    def rebuilt(n: int) -> dict:
+        ref = repo.parent / f"rebuilt-{n}" / repo.name
         shutil.copytree(repo, ref, ignore=shutil.ignore_patterns(".cg"))
         store = KuzuStore(ref / ".cg" / "graph.kuzu")
         try:
@@ -265,6 +263,28 @@ def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
         finally:
             store.close()
 
+    store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    try:
+        index_repository(load_settings(repo, **options), store, embedder)
+        for n, edit in enumerate(edits):
+            edit()
+            summary = index_repository(load_settings(repo, **options), store, embedder)
+            assert summary.mode == "incremental" and all(
+                v.startswith("scip-typescript:") for v in summary.precise.values()
+            )
+            got = dump(store)
+            diff = differences(got, rebuilt(n))
+            assert not diff, "\n".join(diff)
+        return got
+    finally:
+        store.close()
+
+
+def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
+    """Edit the TypeScript service twice (a new call through an injected dependency, then a method the
+    interface gains and a caller of it): after each incremental run the graph equals a full rebuild's."""
+    repo = tmp_path / "web"
+    shutil.copytree(POLYGLOT / "payments-web", repo)
     payouts = repo / "server" / "services" / "payouts.ts"
     gateway = repo / "server" / "services" / "gateway.ts"
     edits = [
@@ -296,26 +316,20 @@ def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
             ),
         ),
     ]
-    store = KuzuStore(repo / ".cg" / "graph.kuzu")
-    try:
-        index_repository(load_settings(repo, **options), store, embedder)
-        for edit in edits:
-            edit()
-            summary = index_repository(load_settings(repo, **options), store, embedder)
-            assert summary.mode == "incremental" and summary.precise["typescript"].startswith("scip-typescript:")
-            got = dump(store)
-            diff = differences(got, rebuilt())
-            assert not diff, "\n".join(diff)
-        calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith(("::settle", "::reverse"))}
-        assert (
-            "server/services/payouts.ts::settle",
-            "server/services/gateway.ts::PaymentGateway.charge",
-            "scip",
-        ) in calls
-        assert (
-            "server/services/payouts.ts::reverse",
-            "server/services/gateway.ts::PaymentGateway.refund",
-            "scip",
-        ) in calls
-    finally:
-        store.close()
+    got = _incremental_equals_rebuild(repo, indexer, edits)
+    calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith(("::settle", "::reverse"))}
+    assert ("server/services/payouts.ts::settle", "server/services/gateway.ts::PaymentGateway.charge", "scip") in calls
+    assert ("server/services/payouts.ts::reverse", "server/services/gateway.ts::PaymentGateway.refund", "scip") in calls
+
+
+def test_an_incremental_run_over_loose_scripts_reads_them_all(indexer, tmp_path):
+    """The worker's .js files have no tsconfig.json and share one global scope: an edit of the file
+    that calls the global reportFailure (declared once here) is answered as a full run answers it,
+    because the loose project of an incremental run holds every loose file, not the edited one alone."""
+    repo = tmp_path / "worker"
+    shutil.copytree(POLYGLOT / "webhook-worker", repo)
+    (repo / "src" / "legacy" / "alerts.js").unlink()
+    webhooks = repo / "src" / "webhooks.js"
+    got = _incremental_equals_rebuild(repo, indexer, [lambda: webhooks.write_text("// v2\n" + webhooks.read_text())])
+    calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0] == "src/webhooks.js::processWebhook"}
+    assert ("src/webhooks.js::processWebhook", "src/alerts.js::reportFailure", "scip") in calls

@@ -153,10 +153,17 @@ def _regular_inside(root: Path, rel: str) -> bool:
         return False
 
 
-def run_typescript(repo: Path, paths: list[str], command: list[str], timeout: float) -> tuple[bytes | None, str]:
-    """scip-typescript over the projects that cover ``paths``; the index's bytes, or None and why."""
+def run_typescript(
+    repo: Path, paths: list[str], command: list[str], timeout: float, every: Iterable[str] = ()
+) -> tuple[bytes | None, str]:
+    """scip-typescript over the projects that cover ``paths``; the index's bytes, or None and why.
+    When any of ``paths`` is loose (no tsconfig.json above it), every loose file of ``every`` (the
+    repository's files in these languages) is indexed with it: loose scripts share one global scope,
+    so a run over some of them would answer otherwise than a run over all."""
     root = repo.resolve()
     projects, loose = project_dirs(root, paths)
+    if loose:
+        loose = sorted(set(loose) | set(project_dirs(root, every)[1]))
     with tempfile.TemporaryDirectory(prefix="cg-scip-") as tmp:
         targets = [str(root / p) if p else str(root) for p in projects]
         if loose:
@@ -220,11 +227,14 @@ def read_index(
     index = parse_index(data)
     definitions: dict[str, tuple[str, int]] = {}  # symbol -> (path, 1-based line); locals per document
     documents = set()
+    own = {""}  # packages the index defines symbols of (the repository's own; "" = unnamed, loose files)
     for doc in index.documents:
         path = posixpath.normpath(doc.relative_path)
         documents.add(path)
         for occ in doc.occurrences:
             if occ.symbol_roles & DEFINITION and occ.symbol and len(occ.range) >= 3:
+                if _key(path, occ.symbol) not in definitions and not occ.symbol.startswith("local "):
+                    own.add(_package(occ.symbol))
                 definitions.setdefault(_key(path, occ.symbol), (path, occ.range[0] + 1))
     out: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
     for doc in index.documents:
@@ -243,7 +253,7 @@ def read_index(
             symbol = occ.symbol
             if symbol.endswith(_CONSTRUCTOR):  # `new Foo(...)`: the class, whose constructor the resolver adds
                 symbol = symbol.removesuffix(_CONSTRUCTOR)
-            answer = _answer(symbol, definitions.get(_key(path, symbol)), documents)
+            answer = _answer(symbol, definitions.get(_key(path, symbol)), documents, own)
             if answer is not None:
                 at = (line0 + 1, _byte_column(lines[line0], start))
                 if answer not in answers.get(at, ()):
@@ -268,7 +278,15 @@ def _byte_column(line: bytes, utf16: int) -> int:
     return len(line)
 
 
-def _answer(symbol: str, definition: tuple[str, int] | None, documents: set[str]) -> Answer | None:
+def _package(symbol: str) -> str:
+    parsed = parse_symbol(symbol) if "  " in symbol else None  # a doubled space escapes one in a name
+    if parsed is not None:
+        return parsed[0]
+    fields = symbol.split(" ", 4)
+    return "" if len(fields) < 4 or fields[2] == "." else fields[2]
+
+
+def _answer(symbol: str, definition: tuple[str, int] | None, documents: set[str], own: set[str]) -> Answer | None:
     if symbol.startswith("local "):
         return None if definition is None else Answer(name="", path=definition[0], line=definition[1])
     parsed = parse_symbol(symbol)
@@ -283,10 +301,12 @@ def _answer(symbol: str, definition: tuple[str, int] | None, documents: set[str]
     name = "constructor" if names[-1] == "<constructor>" else names[-1]
     if definition is not None:
         return Answer(name=name, path=definition[0], line=definition[1])
-    if "/".join(n for n, suffix in descriptors if suffix == "/") in documents:
-        return None  # a symbol of an indexed file that has no definition occurrence: not an external
+    if package in own or "/".join(n for n, suffix in descriptors if suffix == "/") in documents:
+        # the repository's own symbol, defined in a file the compiler read but was not asked to index
+        # (imported from outside the project): not an external, and not answered here
+        return None
     dotted = ".".join("constructor" if n == "<constructor>" else n for n in names)
-    return Answer(name=name, external=dotted if package in ("", _TYPESCRIPT_LIB) else f"{package}.{dotted}")
+    return Answer(name=name, external=dotted if package == _TYPESCRIPT_LIB else f"{package}.{dotted}")
 
 
 def parse_symbol(symbol: str) -> tuple[str, list[tuple[str, str]]] | None:
@@ -360,10 +380,13 @@ def _name(text: str, j: int) -> tuple[str, int]:
 
 
 # -- the pass ------------------------------------------------------------------------------------
-def run_precise(repo: Path, files: dict[str, str], configured: str, timeout: float) -> PreciseResults:
-    """The precise pass over ``files`` (repository-relative path -> cg's language name): every language
-    with an indexer is indexed when the indexer can run; the report says, per language present, what
-    answered it or why nothing did."""
+def run_precise(
+    repo: Path, files: dict[str, str], configured: str, timeout: float, every: dict[str, str] | None = None
+) -> PreciseResults:
+    """The precise pass over ``files`` (repository-relative path -> cg's language name), the rest of
+    the repository's files (``every``, same form) read beside them where a project needs them: every
+    language with an indexer is indexed when the indexer can run; the report says, per language
+    present, what answered it or why nothing did."""
     results = PreciseResults()
     wanted = {p: lang for p, lang in files.items() if lang in LANGUAGES}
     if not wanted:
@@ -375,7 +398,8 @@ def run_precise(repo: Path, files: dict[str, str], configured: str, timeout: flo
         return results
     started = time.perf_counter()
     root = repo.resolve()
-    data, why = run_typescript(root, sorted(wanted), command, timeout)
+    context = [p for p, lang in (every or {}).items() if lang in LANGUAGES]
+    data, why = run_typescript(root, sorted(wanted), command, timeout, context)
     if data is not None:
         try:
             results.answers = read_index(data, set(wanted), lambda rel: _read_source(root, rel))
