@@ -35,6 +35,7 @@ from cg.ingest.languages.registry import file_module, languages_of_kind, resolve
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.python import Resolver, defines_edges, jedi_names
+from cg.ingest.resolve.scip import INDEXERS as PRECISE_INDEXERS
 from cg.ingest.resolve.scip import LANGUAGES as PRECISE_LANGUAGES
 from cg.ingest.resolve.scip import PreciseResults, run_precise
 from cg.ingest.secrets import redactor
@@ -327,7 +328,8 @@ def _precise_pass(
         return None
     with progress.stage("precise", len(files)) as advance:
         every = {ex.file.path: ex.file.language for ex in extractions}
-        precise = run_precise(settings.repo, files, settings.scip_typescript, settings.precise_timeout, every)
+        programs = {indexer.name: getattr(settings, indexer.setting) for indexer in PRECISE_INDEXERS}
+        precise = run_precise(settings.repo, files, programs, settings.precise_timeout, every)
         advance(len(files))
     if summary is not None:
         summary.precise = dict(precise.report.languages)

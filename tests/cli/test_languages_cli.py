@@ -31,7 +31,7 @@ def test_index_counts_every_language(polyglot_repo):
         "typescript": 12,
         "java": 10,
         "javascript": 7,
-        "go": 5,
+        "go": 6,
         "rust": 4,
         "yaml": 2,
         "json": 2,
@@ -45,7 +45,7 @@ def test_index_counts_every_language(polyglot_repo):
 def test_index_text_summary_names_the_languages(polyglot_repo):
     repo, _ = polyglot_repo
     out = cg_command("index", str(repo)).stdout
-    assert "languages: 12 typescript, 10 java, 7 javascript, 5 go, 4 rust" in out
+    assert "languages: 12 typescript, 10 java, 7 javascript, 6 go, 4 rust" in out
     assert "(1 ambiguous, not guessed)" in out
     assert "jedi:" not in out  # no Python here
 

@@ -4,8 +4,9 @@ dependency's field, a destructured parameter, a callback's inferred parameter), 
 generic resolver when Node or the indexer is missing, slow or broken, and the rules that keep a
 repository from running or writing anything through it.
 
-The real indexer is the one scripts/test installs from tools/scip-typescript (npm ci);
-CG_TEST_SCIP_TYPESCRIPT names it. Under CI=true its absence fails these tests instead of skipping them.
+The real indexers are the ones scripts/test installs: scip-typescript from tools/scip-typescript (npm
+ci) and scip-go from tools/scip-go (go build); CG_TEST_SCIP_TYPESCRIPT and CG_TEST_SCIP_GO name them.
+Under CI=true their absence fails these tests instead of skipping them.
 """
 
 from __future__ import annotations
@@ -28,21 +29,25 @@ WEB = "payments-web/server/services"
 WORKER = "webhook-worker/src"
 
 
-def _indexer() -> str:
-    found = os.environ.get("CG_TEST_SCIP_TYPESCRIPT") or ""
-    if not found:
-        local = ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"
-        found = str(local) if local.exists() else ""
-    if not found or shutil.which("node") is None:
+def _installed(variable: str, local: Path, needs: str, how: str) -> str:
+    found = os.environ.get(variable) or (str(local) if local.exists() else "")
+    if not found or shutil.which(needs) is None:
         if os.environ.get("CI"):
-            pytest.fail("scip-typescript is not installed (scripts/test installs it with npm ci)")
-        pytest.skip("scip-typescript is not installed (npm ci --prefix tools/scip-typescript)")
+            pytest.fail(f"{local.name} is not installed (scripts/test installs it: {how})")
+        pytest.skip(f"{local.name} is not installed ({how})")
     return found
 
 
 @pytest.fixture(scope="module")
 def indexer() -> str:
-    return _indexer()
+    local = ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"
+    return _installed("CG_TEST_SCIP_TYPESCRIPT", local, "node", "npm ci --prefix tools/scip-typescript")
+
+
+@pytest.fixture(scope="module")
+def go_indexer() -> str:
+    local = ROOT / "tools" / "scip-go" / "bin" / "scip-go"
+    return _installed("CG_TEST_SCIP_GO", local, "go", "cd tools/scip-go && go build -o bin/scip-go <its module>")
 
 
 def _resolve(repo: Path, **settings) -> tuple[list[Edge], IndexSummary]:
@@ -58,8 +63,8 @@ def _calls(edges: list[Edge], src: str, line: int) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def precise(indexer: str) -> tuple[list[Edge], IndexSummary]:
-    return _resolve(POLYGLOT, precise="auto", scip_typescript=indexer)
+def precise(indexer: str, go_indexer: str) -> tuple[list[Edge], IndexSummary]:
+    return _resolve(POLYGLOT, precise="auto", scip_typescript=indexer, scip_go=go_indexer)
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +111,7 @@ def test_builtins_are_named_and_the_share_resolved_rises(precise, generic):
     assert precise[1].precise == {
         "javascript": "scip-typescript: 6 of 7 files",  # bin/webhook-worker has no extension TypeScript reads
         "typescript": "scip-typescript: 12 of 12 files",
+        "go": "scip-go: 6 of 6 files",
     }
 
     def share(edges: list[Edge]) -> float:
@@ -115,11 +121,30 @@ def test_builtins_are_named_and_the_share_resolved_rises(precise, generic):
     assert share(precise[0]) > share(generic[0]) + 0.07  # 0.80 -> 0.88 when written
 
 
+def test_go_through_a_generic_functions_result_and_the_standard_library(precise, generic):
+    # must(s.store.LoadPayment(id)).Declined(): the type comes out of a generic function's instantiation
+    declined = "payments-go/internal/store/store.go::Payment.Declined"
+    is_declined = "payments-go/internal/server/sweep.go::Server.IsDeclined"
+    assert _calls(precise[0], is_declined, 44) == {
+        declined: "scip",
+        "payments-go/internal/server/sweep.go::must": "scip",
+        "payments-go/internal/store/store.go::PaymentStore.LoadPayment": "scip",
+    }
+    assert declined not in _calls(generic[0], is_declined, 44)
+    # row.Scan on the *sql.Row that db.QueryRow returns: named by its import path
+    load = "payments-go/internal/store/store.go::PostgresStore.LoadPayment"
+    assert _calls(precise[0], load, 44) == {"database/sql.Row.Scan": "scip"}
+    assert _calls(generic[0], load, 44) == {"row.Scan": "unresolved"}
+    # s.store.SavePayment through the PaymentStore interface field, as the type checker names it
+    schedule = "payments-go/internal/retry/retry.go::SchedulePaymentRetry"
+    assert _calls(precise[0], schedule, 36) == {"payments-go/internal/store/store.go::PaymentStore.SavePayment": "scip"}
+
+
 def test_other_languages_keep_the_generic_resolver(precise, generic):
     def of(edges: list[Edge], prefix: str) -> set[tuple[str, str, int]]:
         return {(e.src, e.dst, e.line) for e in edges if e.src.startswith(prefix)}
 
-    for prefix in ("payments-go/", "billing-java/", "invoice-cli/"):
+    for prefix in ("billing-java/", "invoice-cli/"):
         assert of(precise[0], prefix) == of(generic[0], prefix)
     assert not any(e.resolved_by == "scip" for e in generic[0])
 
@@ -129,19 +154,22 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
-def test_the_repository_is_left_exactly_as_it_was(indexer, tmp_path):
+def test_the_repository_is_left_exactly_as_it_was(indexer, go_indexer, tmp_path):
     repo = tmp_path / "polyglot"
     shutil.copytree(POLYGLOT, repo)
     before = _tree(repo)
-    edges, summary = _resolve(repo, precise="auto", scip_typescript=indexer)
-    assert any(e.resolved_by == "scip" for e in edges) and summary.precise["javascript"].startswith("scip-typescript")
-    assert _tree(repo) == before  # no tsconfig.json inferred beside the worker's loose .js files, no index
+    edges, summary = _resolve(repo, precise="auto", scip_typescript=indexer, scip_go=go_indexer)
+    assert summary.precise["javascript"].startswith("scip-typescript") and summary.precise["go"].startswith("scip-go:")
+    assert any(e.resolved_by == "scip" and e.src.startswith("payments-go/") for e in edges)
+    # no tsconfig.json inferred beside the worker's loose .js files, no go.sum, no index left behind
+    assert _tree(repo) == before
 
 
 def test_a_repository_cannot_name_the_program_cg_runs(tmp_path, monkeypatch):
-    (tmp_path / "cg.toml").write_text('scip_typescript = "tools/steal-keys.js"\n')
-    with pytest.raises(ConfigError, match="cannot set it"):
-        load_settings(tmp_path)
+    for setting in ("scip_typescript", "scip_go"):
+        (tmp_path / "cg.toml").write_text(f'{setting} = "tools/steal-keys.js"\n')
+        with pytest.raises(ConfigError, match="cannot set it"):
+            load_settings(tmp_path)
     (tmp_path / "cg.toml").write_text('precise = "off"\n')  # whether to run one is the repository's to say
     assert load_settings(tmp_path).precise == "off"
     monkeypatch.setenv("CG_SCIP_TYPESCRIPT", "/opt/scip/scip-typescript")
@@ -156,18 +184,22 @@ def _same_as_generic(edges: list[Edge], generic_edges: list[Edge]) -> bool:
 
 
 def test_without_node_on_path_the_generic_resolver_answers(indexer, generic, tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))  # no node, no scip-typescript
+    monkeypatch.setenv("PATH", str(tmp_path))  # no node, no scip-typescript, no scip-go
     edges, summary = _resolve(POLYGLOT, precise="auto", scip_typescript=indexer)
-    assert summary.precise == dict.fromkeys(("javascript", "typescript"), "Node.js (node) not on PATH")
+    assert summary.precise["typescript"] == summary.precise["javascript"] == "Node.js (node) not on PATH"
+    assert summary.precise["go"].startswith("scip-go not found (go install")
     assert _same_as_generic(edges, generic[0])
     edges, summary = _resolve(POLYGLOT, precise="auto")  # nor an indexer to find on PATH
     assert summary.precise["typescript"].startswith("scip-typescript not found")
     assert _same_as_generic(edges, generic[0])
 
 
-def test_a_slow_or_broken_indexer_falls_back(indexer, generic, tmp_path):
-    edges, summary = _resolve(POLYGLOT, precise="auto", scip_typescript=indexer, precise_timeout=0.01)
+def test_a_slow_or_broken_indexer_falls_back(indexer, go_indexer, generic, tmp_path):
+    edges, summary = _resolve(
+        POLYGLOT, precise="auto", scip_typescript=indexer, scip_go=go_indexer, precise_timeout=0.01
+    )
     assert summary.precise["typescript"] == "scip-typescript ran over precise_timeout (0.01 s)"
+    assert summary.precise["go"] == "scip-go ran over precise_timeout (0.01 s)"
     assert _same_as_generic(edges, generic[0])
     broken = tmp_path / "scip-typescript.js"
     broken.write_text("process.stderr.write('TypeError: cannot read tsconfig\\n'); process.exit(3);\n")
@@ -242,7 +274,7 @@ def test_references_map_to_definitions_by_byte_column():
 
 
 # -- incremental runs ----------------------------------------------------------------------------
-def _incremental_equals_rebuild(repo: Path, indexer: str, edits: list) -> dict:
+def _incremental_equals_rebuild(repo: Path, edits: list, **programs: str) -> dict:
     """Index ``repo``, then after each edit an incremental run whose graph must equal a full rebuild's
     of the same tree; the last graph."""
     from cg.embed import embedder_for
@@ -250,7 +282,7 @@ def _incremental_equals_rebuild(repo: Path, indexer: str, edits: list) -> dict:
     from cg.ingest.pipeline import index_repository
     from tests.graphdump import differences, dump
 
-    options = {"resolver": "name", "precise": "auto", "scip_typescript": indexer, "history_commits": 0}
+    options = {"resolver": "name", "precise": "auto", "history_commits": 0, **programs}
     embedder = embedder_for(load_settings(repo, **options))
 
     def rebuilt(n: int) -> dict:
@@ -270,7 +302,7 @@ def _incremental_equals_rebuild(repo: Path, indexer: str, edits: list) -> dict:
             edit()
             summary = index_repository(load_settings(repo, **options), store, embedder)
             assert summary.mode == "incremental" and all(
-                v.startswith("scip-typescript:") for v in summary.precise.values()
+                v.startswith(("scip-typescript:", "scip-go:")) for v in summary.precise.values()
             )
             got = dump(store)
             diff = differences(got, rebuilt(n))
@@ -316,7 +348,7 @@ def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
             ),
         ),
     ]
-    got = _incremental_equals_rebuild(repo, indexer, edits)
+    got = _incremental_equals_rebuild(repo, edits, scip_typescript=indexer)
     calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith(("::settle", "::reverse"))}
     assert ("server/services/payouts.ts::settle", "server/services/gateway.ts::PaymentGateway.charge", "scip") in calls
     assert ("server/services/payouts.ts::reverse", "server/services/gateway.ts::PaymentGateway.refund", "scip") in calls
@@ -330,6 +362,34 @@ def test_an_incremental_run_over_loose_scripts_reads_them_all(indexer, tmp_path)
     shutil.copytree(POLYGLOT / "webhook-worker", repo)
     (repo / "src" / "legacy" / "alerts.js").unlink()
     webhooks = repo / "src" / "webhooks.js"
-    got = _incremental_equals_rebuild(repo, indexer, [lambda: webhooks.write_text("// v2\n" + webhooks.read_text())])
+    edit = [lambda: webhooks.write_text("// v2\n" + webhooks.read_text())]
+    got = _incremental_equals_rebuild(repo, edit, scip_typescript=indexer)
     calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0] == "src/webhooks.js::processWebhook"}
     assert ("src/webhooks.js::processWebhook", "src/alerts.js::reportFailure", "scip") in calls
+
+
+def test_an_incremental_go_run_gives_what_a_full_rebuild_gives(go_indexer, tmp_path):
+    """A Go module edited twice (a new caller of a generic function's result, then a method the
+    store interface gains, its implementation and a caller): incremental == full rebuild each time."""
+    repo = tmp_path / "payments"
+    shutil.copytree(POLYGLOT / "payments-go", repo)
+    sweep = repo / "internal" / "server" / "sweep.go"
+    store = repo / "internal" / "store" / "store.go"
+    edits = [
+        lambda: sweep.write_text(
+            sweep.read_text() + "\n// Attempts is how often the payment with a known id was tried.\n"
+            "func (s *Server) Attempts(id string) int {\n\treturn must(s.store.LoadPayment(id)).Tries()\n}\n"
+        ),
+        lambda: (
+            store.write_text(
+                store.read_text().replace(
+                    'func (p *Payment) Declined() bool { return p.Status == "declined" }\n',
+                    'func (p *Payment) Declined() bool { return p.Status == "declined" }\n\n'
+                    "// Tries is how many attempts were made.\nfunc (p *Payment) Tries() int { return p.Attempts }\n",
+                )
+            ),
+        ),
+    ]
+    got = _incremental_equals_rebuild(repo, edits, scip_go=go_indexer)
+    calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith("::Server.Attempts")}
+    assert ("internal/server/sweep.go::Server.Attempts", "internal/store/store.go::Payment.Tries", "scip") in calls

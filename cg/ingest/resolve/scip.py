@@ -1,8 +1,9 @@
 """The precise pass: a language's own compiler says what each call names, through a SCIP index.
 
 For TypeScript and JavaScript the indexer is ``scip-typescript`` (Sourcegraph's, on the TypeScript
-compiler); it is used when it and Node.js are installed, and the generic resolver
-(cg/ingest/resolve/generic.py) stays the fallback for every site it has no answer for. The answers
+compiler, run on Node.js); for Go it is ``scip-go`` (on Go's own type checker, go/packages). Each is
+used when it is installed, and the generic resolver (cg/ingest/resolve/generic.py) stays the fallback
+for every site it has no answer for. The answers
 are read as occurrences: a reference at the position of a call's last name (``charge`` in
 ``this.gateway.charge(...)``) names a symbol, and the symbol's definition occurrence names a file and a
 line, which is a definition cg extracted there (``Target.how = "scip"``), or a named external outside
@@ -10,13 +11,19 @@ the repository (the TypeScript library, an npm package).
 
 Why it is safe to run on an untrusted repository: the TypeScript compiler reads the project's sources,
 its tsconfig.json and the declaration files they reach; nothing from the repository is executed (no
-package scripts, no compiler plugins: those load only in an editor's language server). cg never lets
-the indexer write into the repository: the index goes to a temporary directory, and
-``--infer-tsconfig`` (which writes a tsconfig.json beside the sources) is never passed; the files no
-tsconfig.json covers are indexed through a tsconfig cg writes in that temporary directory instead. The
-run has a time limit (``precise_timeout``) and its own process group, so a hang is killed whole, and
-any failure (no Node, a crash, a timeout, an index that does not parse) leaves every site to the
-generic resolver and is named in the run's summary. Symbols from the indexer are data: parsed, never
+package scripts, no compiler plugins: those load only in an editor's language server). Go's type
+checker reads the module's sources through ``go list``, which cg runs with the network, toolchain
+switching, cgo, workspaces and version stamping off (``GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0
+GOWORK=off GOFLAGS=-mod=readonly -buildvcs=false``), so nothing is downloaded, no C compiler runs
+on the repository's code, ``go.mod`` and ``go.sum`` are never rewritten, and git is not asked about
+the repository (its configuration can name programs). cg never lets an indexer write into the
+repository: the index goes to a temporary directory, and ``--infer-tsconfig`` (which writes a
+tsconfig.json beside the sources) is never passed; the files no tsconfig.json covers are indexed
+through a tsconfig cg writes in that temporary directory instead. A run has a time limit
+(``precise_timeout``) and its own process group, so a hang is killed whole, and any failure (no Node or
+Go indexer, a crash, a timeout, an index that does not parse) leaves every site to the generic
+resolver and is named in the run's summary. Which program runs is never the repository's to say (the
+settings that name one are refused in its cg.toml). Symbols from an indexer are data: parsed, never
 evaluated; paths outside the walked files are ignored.
 """
 
@@ -36,12 +43,8 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
-from cg.ingest.resolve.scip_schema import DEFINITION, parse_index
+from cg.ingest.resolve.scip_schema import DEFINITION, UTF8, UTF16, parse_index
 
-# cg's language name -> the indexer that answers for it (one for now; scip-go would sit beside it)
-TYPESCRIPT_INDEXER = "scip-typescript"
-LANGUAGES = {"typescript": TYPESCRIPT_INDEXER, "javascript": TYPESCRIPT_INDEXER}
-_PROJECT_FILE = "tsconfig.json"  # what scip-typescript reads (a jsconfig.json project is indexed as loose files)
 _MAX_INDEX_BYTES = 2_000_000_000  # an index file past this is not read (a runaway indexer)
 _IDENTIFIER_CHARS = frozenset("_+-$") | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # The compiler options for files no tsconfig.json covers: modern syntax and the module resolution of
@@ -59,6 +62,18 @@ LOOSE_OPTIONS = {
 }
 _CONSTRUCTOR = "`<constructor>`()."  # scip-typescript's descriptor of a class's constructor
 _TYPESCRIPT_LIB = "typescript"  # the npm package whose lib/*.d.ts declare the language's builtins
+_GO_MOD = "go.mod"
+# What `go list` may not do while scip-go loads a module: fetch, switch toolchains, run cgo (a C
+# compiler on the repository's files), read a go.work beside it, rewrite go.mod, ask git.
+_GO_ENV = {
+    "GOPROXY": "off",
+    "GOTOOLCHAIN": "local",
+    "CGO_ENABLED": "0",
+    "GOWORK": "off",
+    "GOFLAGS": "-mod=readonly -buildvcs=false",
+    "GIT_DIR": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 @dataclass(frozen=True)
@@ -76,12 +91,9 @@ class Answer:
 class PreciseReport:
     """Per language: the indexer's outcome, for the run's summary (``precise``)."""
 
-    languages: dict[str, str] = field(default_factory=dict)  # language -> "scip-typescript: 12 files" / why not
+    languages: dict[str, str] = field(default_factory=dict)  # language -> "scip-typescript: 12 of 12 files" / why not
     seconds: float = 0.0
     files: int = 0  # files the indexer returned a document for
-
-    def resolved(self) -> list[str]:
-        return sorted(lang for lang, how in self.languages.items() if how.startswith(TYPESCRIPT_INDEXER + ":"))
 
 
 @dataclass
@@ -97,20 +109,38 @@ class PreciseResults:
         return self.answers.get(path, {}).get((line, column), ())
 
 
+# -- the indexers --------------------------------------------------------------------------------
+# An indexer run: (repository root, the paths to answer, the command, seconds left, the repository's
+# other files in its languages) -> the indexes it wrote, each as (the directory its document paths are
+# relative to, its bytes), or None and why not.
+Run = Callable[[Path, list[str], list[str], float, list[str]], tuple[list[tuple[str, bytes]] | None, str]]
+
+
+@dataclass(frozen=True)
+class Indexer:
+    name: str  # the program's name, on PATH
+    languages: tuple[str, ...]  # cg's language names it answers for
+    setting: str  # the setting (and CG_ variable) that names the program instead
+    install: str  # how to get it, for the summary when it is missing
+    encoding: int  # how its columns count when a document does not say (scip_schema.UTF8/UTF16)
+    run: Run
+    external: Callable[[str, list[tuple[str, str]]], str]  # a symbol outside the repository, named
+
+
 # -- the indexer ---------------------------------------------------------------------------------
-def find_indexer(configured: str) -> tuple[list[str] | None, str]:
-    """The command that runs scip-typescript, or None and why not: ``configured`` (the
-    ``scip_typescript`` setting, a path) first, then ``scip-typescript`` on PATH. The npm package's
-    program is a Node script, run with the ``node`` on PATH (so a missing Node says so by name)."""
-    exe = configured or shutil.which(TYPESCRIPT_INDEXER) or ""
+def find_indexer(indexer: Indexer, configured: str) -> tuple[list[str] | None, str]:
+    """The command that runs ``indexer``, or None and why not: ``configured`` (its setting, a path)
+    first, then the program on PATH. A Node script (scip-typescript's npm package) runs with the
+    ``node`` on PATH, so a missing Node says so by name."""
+    exe = configured or shutil.which(indexer.name) or ""
     if not exe:
-        return None, f"{TYPESCRIPT_INDEXER} not found (npm install -g @sourcegraph/scip-typescript)"
+        return None, f"{indexer.name} not found ({indexer.install})"
     path = Path(exe)
     try:
         with path.open("rb") as handle:
             first = handle.readline(256)
     except OSError:
-        return None, f"{TYPESCRIPT_INDEXER} not found at {exe}"
+        return None, f"{indexer.name} not found at {exe}"
     if not (path.suffix in (".js", ".cjs", ".mjs") or (first.startswith(b"#!") and b"node" in first)):
         return [str(path)], ""  # a wrapper of its own
     node = shutil.which("node")
@@ -119,15 +149,16 @@ def find_indexer(configured: str) -> tuple[list[str] | None, str]:
     return [node, str(path)], ""
 
 
-def project_dirs(repo: Path, paths: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The directories (repository-relative, "" for the root) whose tsconfig.json covers ``paths``
-    (the nearest one above each file, a regular file inside the repository), and the files none covers."""
+def project_dirs(repo: Path, paths: Iterable[str], marker: str = "tsconfig.json") -> tuple[list[str], list[str]]:
+    """The directories (repository-relative, "" for the root) whose ``marker`` (tsconfig.json, go.mod)
+    covers ``paths`` (the nearest one above each file, a regular file inside the repository), and the
+    files none covers."""
     root = repo.resolve()
     known: dict[str, bool] = {}
 
     def has_project(directory: str) -> bool:
         if directory not in known:
-            known[directory] = _regular_inside(root, posixpath.join(directory, _PROJECT_FILE))
+            known[directory] = _regular_inside(root, posixpath.join(directory, marker))
         return known[directory]
 
     projects: set[str] = set()
@@ -154,12 +185,12 @@ def _regular_inside(root: Path, rel: str) -> bool:
 
 
 def run_typescript(
-    repo: Path, paths: list[str], command: list[str], timeout: float, every: Iterable[str] = ()
-) -> tuple[bytes | None, str]:
-    """scip-typescript over the projects that cover ``paths``; the index's bytes, or None and why.
-    When any of ``paths`` is loose (no tsconfig.json above it), every loose file of ``every`` (the
-    repository's files in these languages) is indexed with it: loose scripts share one global scope,
-    so a run over some of them would answer otherwise than a run over all."""
+    repo: Path, paths: list[str], command: list[str], timeout: float, every: list[str]
+) -> tuple[list[tuple[str, bytes]] | None, str]:
+    """scip-typescript over the projects that cover ``paths``. When any of ``paths`` is loose (no
+    tsconfig.json above it), every loose file of ``every`` (the repository's files in these languages)
+    is indexed with it: loose scripts share one global scope, so a run over some of them would answer
+    otherwise than a run over all."""
     root = repo.resolve()
     projects, loose = project_dirs(root, paths)
     if loose:
@@ -169,43 +200,92 @@ def run_typescript(
         if loose:
             synthetic = Path(tmp) / "loose"
             synthetic.mkdir()
-            config = {
-                "compilerOptions": LOOSE_OPTIONS,
-                "files": [str(root / p) for p in loose],
-            }
+            config = {"compilerOptions": LOOSE_OPTIONS, "files": [str(root / p) for p in loose]}
             (synthetic / "tsconfig.json").write_text(json.dumps(config), "utf-8")
             targets.append(str(synthetic))
         output = Path(tmp) / "index.scip"
         argv = [*command, "index", "--cwd", str(root), "--output", str(output), "--no-progress-bar", *targets]
         env = {k: v for k, v in os.environ.items() if k not in ("NODE_OPTIONS", "NODE_PATH")}
         env["HOME"] = tmp  # nothing the indexer caches lands in the user's home or the repository
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=tmp,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return None, f"could not start {TYPESCRIPT_INDEXER}: {exc.strerror or exc}"
-        try:
-            _, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return None, f"{TYPESCRIPT_INDEXER} ran over precise_timeout ({timeout:g} s)"
-        except BaseException:  # Ctrl-C: the indexer goes with the run
-            _kill(proc)
-            raise
-        if proc.returncode != 0 or not output.is_file():
-            tail = (err or b"").decode("utf-8", "replace").strip().splitlines()
-            last = tail[-1][:200] if tail else "no output"
-            return None, f"{TYPESCRIPT_INDEXER} failed (exit {proc.returncode}): {last}"
-        if output.stat().st_size > _MAX_INDEX_BYTES:
-            return None, f"{TYPESCRIPT_INDEXER} wrote an index over {_MAX_INDEX_BYTES // 1_000_000} MB"
-        return output.read_bytes(), ""
+        data, why = _run_indexer(TYPESCRIPT.name, argv, Path(tmp), env, timeout, output)
+        return (None, why) if data is None else ([("", data)], "")
+
+
+def run_go(
+    repo: Path, paths: list[str], command: list[str], timeout: float, every: list[str]
+) -> tuple[list[tuple[str, bytes]] | None, str]:
+    """scip-go over each Go module (the nearest go.mod above a file) that holds one of ``paths``, whole:
+    a package's types reach across its files and its imports. Files under no go.mod are not answered."""
+    del every  # a module is indexed whole anyway
+    root = repo.resolve()
+    modules, _outside = project_dirs(root, paths, _GO_MOD)
+    if not modules:
+        return None, f"no {_GO_MOD} above the Go files"
+    deadline = time.monotonic() + timeout
+    indexes: list[tuple[str, bytes]] = []
+    with tempfile.TemporaryDirectory(prefix="cg-scip-") as tmp:
+        for n, module in enumerate(modules):
+            where = root / module if module else root
+            output = Path(tmp) / f"index-{n}.scip"
+            argv = [
+                *command,
+                "--output",
+                str(output),
+                "--project-root",
+                ".",
+                "--module-root",
+                ".",
+                "--repository-root",
+                ".",
+                "--module-version",
+                "0",
+                "--repository-remote",
+                "cg-index",
+                "--quiet",
+            ]
+            env = {**os.environ, **_GO_ENV}
+            data, why = _run_indexer(GO.name, argv, where, env, deadline - time.monotonic(), output, timeout)
+            if data is None:
+                return None, why
+            indexes.append((module, data))
+    return indexes, ""
+
+
+def _run_indexer(
+    name: str, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, output: Path, budget: float = 0.0
+) -> tuple[bytes | None, str]:
+    """One indexer process, in its own session, killed whole past ``timeout``; its index's bytes, or
+    None and why (``budget``: the limit to name, when ``timeout`` is what is left of it)."""
+    limit = budget or timeout
+    if timeout <= 0:
+        return None, f"{name} ran over precise_timeout ({limit:g} s)"
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return None, f"could not start {name}: {exc.strerror or exc}"
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        return None, f"{name} ran over precise_timeout ({limit:g} s)"
+    except BaseException:  # Ctrl-C: the indexer goes with the run
+        _kill(proc)
+        raise
+    if proc.returncode != 0 or not output.is_file():
+        tail = (err or b"").decode("utf-8", "replace").strip().splitlines()
+        last = tail[-1][:200] if tail else "no output"
+        return None, f"{name} failed (exit {proc.returncode}): {last}"
+    if output.stat().st_size > _MAX_INDEX_BYTES:
+        return None, f"{name} wrote an index over {_MAX_INDEX_BYTES // 1_000_000} MB"
+    return output.read_bytes(), ""
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -218,18 +298,24 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 # -- reading the index ---------------------------------------------------------------------------
 def read_index(
-    data: bytes, wanted: set[str], read: Callable[[str], bytes | None]
+    data: bytes,
+    wanted: set[str],
+    read: Callable[[str], bytes | None],
+    indexer: Indexer | None = None,
+    base: str = "",
 ) -> dict[str, dict[tuple[int, int], tuple[Answer, ...]]]:
     """Answers per file of ``wanted`` (repository-relative paths; ``read`` gives a file's bytes): each
-    reference occurrence keyed by its 1-based line and its start as a byte column (SCIP counts UTF-16
-    units, tree-sitter bytes), mapped to the definition occurrence of its symbol anywhere in the index,
-    or to a dotted external name. Documents for other files are read for their definitions only."""
+    reference occurrence keyed by its 1-based line and its start as a byte column (tree-sitter's unit;
+    an indexer may count UTF-16 units, as scip-typescript does), mapped to the definition occurrence of
+    its symbol anywhere in the index, or to a dotted external name. Documents for other files are read
+    for their definitions only. ``base``: the directory the index's document paths are relative to."""
+    indexer = indexer or TYPESCRIPT
     index = parse_index(data)
     definitions: dict[str, tuple[str, int]] = {}  # symbol -> (path, 1-based line); locals per document
     documents = set()
     own = {""}  # packages the index defines symbols of (the repository's own; "" = unnamed, loose files)
     for doc in index.documents:
-        path = posixpath.normpath(doc.relative_path)
+        path = posixpath.normpath(posixpath.join(base, doc.relative_path))
         documents.add(path)
         for occ in doc.occurrences:
             if occ.symbol_roles & DEFINITION and occ.symbol and len(occ.range) >= 3:
@@ -238,8 +324,9 @@ def read_index(
                 definitions.setdefault(_key(path, occ.symbol), (path, occ.range[0] + 1))
     out: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
     for doc in index.documents:
-        path = posixpath.normpath(doc.relative_path)
+        path = posixpath.normpath(posixpath.join(base, doc.relative_path))
         data_ = read(path) if path in wanted else None
+        encoding = doc.position_encoding or indexer.encoding
         if data_ is None:
             continue
         lines = data_.split(b"\n")
@@ -253,9 +340,9 @@ def read_index(
             symbol = occ.symbol
             if symbol.endswith(_CONSTRUCTOR):  # `new Foo(...)`: the class, whose constructor the resolver adds
                 symbol = symbol.removesuffix(_CONSTRUCTOR)
-            answer = _answer(symbol, definitions.get(_key(path, symbol)), documents, own)
+            answer = _answer(symbol, definitions.get(_key(path, symbol)), documents, own, indexer)
             if answer is not None:
-                at = (line0 + 1, _byte_column(lines[line0], start))
+                at = (line0 + 1, _byte_column(lines[line0], start, encoding))
                 if answer not in answers.get(at, ()):
                     answers[at] = (*answers.get(at, ()), answer)
         out[path] = answers
@@ -266,15 +353,16 @@ def _key(path: str, symbol: str) -> str:
     return f"{path}\0{symbol}" if symbol.startswith("local ") else symbol
 
 
-def _byte_column(line: bytes, utf16: int) -> int:
-    if line.isascii():
-        return utf16
+def _byte_column(line: bytes, column: int, encoding: int) -> int:
+    """A column counted in ``encoding``'s units, as a byte offset into ``line``."""
+    if encoding == UTF8 or line.isascii():
+        return column
     text = line.decode("utf-8", "replace")
     units = 0
     for i, char in enumerate(text):
-        if units >= utf16:
+        if units >= column:
             return len(text[:i].encode("utf-8"))
-        units += 2 if ord(char) > 0xFFFF else 1
+        units += 2 if encoding == UTF16 and ord(char) > 0xFFFF else 1
     return len(line)
 
 
@@ -286,7 +374,9 @@ def _package(symbol: str) -> str:
     return "" if len(fields) < 4 or fields[2] == "." else fields[2]
 
 
-def _answer(symbol: str, definition: tuple[str, int] | None, documents: set[str], own: set[str]) -> Answer | None:
+def _answer(
+    symbol: str, definition: tuple[str, int] | None, documents: set[str], own: set[str], indexer: Indexer
+) -> Answer | None:
     if symbol.startswith("local "):
         return None if definition is None else Answer(name="", path=definition[0], line=definition[1])
     parsed = parse_symbol(symbol)
@@ -305,8 +395,21 @@ def _answer(symbol: str, definition: tuple[str, int] | None, documents: set[str]
         # the repository's own symbol, defined in a file the compiler read but was not asked to index
         # (imported from outside the project): not an external, and not answered here
         return None
-    dotted = ".".join("constructor" if n == "<constructor>" else n for n in names)
-    return Answer(name=name, external=dotted if package == _TYPESCRIPT_LIB else f"{package}.{dotted}")
+    return Answer(name=name, external=indexer.external(package, descriptors))
+
+
+def _typescript_external(package: str, descriptors: list[tuple[str, str]]) -> str:
+    """``Array.map`` (the language's own library), ``axios.AxiosStatic.post`` (an npm package)."""
+    dotted = ".".join("constructor" if n == "<constructor>" else n for n, suffix in descriptors if suffix != "/")
+    return dotted if package == _TYPESCRIPT_LIB else f"{package}.{dotted}"
+
+
+def _go_external(package: str, descriptors: list[tuple[str, str]]) -> str:
+    """``net/http.Error``, ``encoding/json.Decoder.Decode``: the import path, then the names in it."""
+    del package  # the module (github.com/golang/go/src for the standard library); the import path says more
+    path = "/".join(n for n, suffix in descriptors if suffix == "/")
+    dotted = ".".join(n for n, suffix in descriptors if suffix != "/")
+    return f"{path}.{dotted}" if path else dotted
 
 
 def parse_symbol(symbol: str) -> tuple[str, list[tuple[str, str]]] | None:
@@ -381,39 +484,45 @@ def _name(text: str, j: int) -> tuple[str, int]:
 
 # -- the pass ------------------------------------------------------------------------------------
 def run_precise(
-    repo: Path, files: dict[str, str], configured: str, timeout: float, every: dict[str, str] | None = None
+    repo: Path,
+    files: dict[str, str],
+    configured: dict[str, str],
+    timeout: float,
+    every: dict[str, str] | None = None,
 ) -> PreciseResults:
     """The precise pass over ``files`` (repository-relative path -> cg's language name), the rest of
-    the repository's files (``every``, same form) read beside them where a project needs them: every
-    language with an indexer is indexed when the indexer can run; the report says, per language
-    present, what answered it or why nothing did."""
+    the repository's files (``every``, same form) read beside them where a project needs them; each
+    indexer whose languages are present runs when it can (``configured``: indexer name -> the program
+    its setting names, "" for PATH). The report says, per language present, what answered it or why
+    nothing did."""
     results = PreciseResults()
-    wanted = {p: lang for p, lang in files.items() if lang in LANGUAGES}
-    if not wanted:
-        return results
-    languages = sorted(set(wanted.values()))
-    command, why = find_indexer(configured)
-    if command is None:
-        results.report.languages = dict.fromkeys(languages, why)
-        return results
-    started = time.perf_counter()
     root = repo.resolve()
-    context = [p for p, lang in (every or {}).items() if lang in LANGUAGES]
-    data, why = run_typescript(root, sorted(wanted), command, timeout, context)
-    if data is not None:
-        try:
-            results.answers = read_index(data, set(wanted), lambda rel: _read_source(root, rel))
-        except DecodeError:
-            why = f"{TYPESCRIPT_INDEXER} wrote an index that does not parse"
+    started = time.perf_counter()
+    for indexer in INDEXERS:
+        wanted = {p: lang for p, lang in files.items() if lang in indexer.languages}
+        if not wanted:
+            continue
+        languages = sorted(set(wanted.values()))
+        command, why = find_indexer(indexer, configured.get(indexer.name, ""))
+        answers: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
+        if command is not None:
+            context = [p for p, lang in (every or {}).items() if lang in indexer.languages]
+            indexes, why = indexer.run(root, sorted(wanted), command, timeout, context)
+            try:
+                for base, data in indexes or ():
+                    answers.update(read_index(data, set(wanted), lambda rel: _read_source(root, rel), indexer, base))
+            except DecodeError:
+                answers, why = {}, f"{indexer.name} wrote an index that does not parse"
+        results.answers.update(answers)
+        for lang in languages:
+            if why:
+                results.report.languages[lang] = why
+                continue
+            mine = sum(1 for p in answers if wanted[p] == lang)
+            total = sum(1 for v in wanted.values() if v == lang)
+            results.report.languages[lang] = f"{indexer.name}: {mine} of {total} files"
     results.report.seconds = time.perf_counter() - started
     results.report.files = len(results.answers)
-    for lang in languages:
-        if why:
-            results.report.languages[lang] = why
-            continue
-        mine = sum(1 for p in results.answers if wanted[p] == lang)
-        total = sum(1 for v in wanted.values() if v == lang)
-        results.report.languages[lang] = f"{TYPESCRIPT_INDEXER}: {mine} of {total} files"
     return results
 
 
@@ -423,3 +532,25 @@ def _read_source(root: Path, rel: str) -> bytes | None:
         return (root / rel).read_bytes()
     except OSError:
         return None
+
+
+TYPESCRIPT = Indexer(
+    name="scip-typescript",
+    languages=("typescript", "javascript"),
+    setting="scip_typescript",
+    install="npm install -g @sourcegraph/scip-typescript",
+    encoding=UTF16,
+    run=run_typescript,
+    external=_typescript_external,
+)
+GO = Indexer(
+    name="scip-go",
+    languages=("go",),
+    setting="scip_go",
+    install="go install github.com/sourcegraph/scip-go/cmd/scip-go",
+    encoding=UTF8,
+    run=run_go,
+    external=_go_external,
+)
+INDEXERS = (TYPESCRIPT, GO)
+LANGUAGES = {language: indexer for indexer in INDEXERS for language in indexer.languages}

@@ -16,6 +16,8 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 DEFINITION = 0x1  # SymbolRole.Definition: the symbol is defined at this occurrence
+# PositionEncoding: how a document's columns count (0: the indexer did not say)
+UTF8, UTF16, UTF32 = 1, 2, 3
 IMPORT = 0x2  # SymbolRole.Import
 
 _F = descriptor_pb2.FieldDescriptorProto
@@ -31,6 +33,7 @@ _MESSAGES: dict[str, list[tuple[str, int, int, bool, str]]] = {
         ("occurrences", 2, _F.TYPE_MESSAGE, True, "Occurrence"),
         ("symbols", 3, _F.TYPE_MESSAGE, True, "SymbolInformation"),
         ("language", 4, _F.TYPE_STRING, False, ""),
+        ("position_encoding", 6, _F.TYPE_INT32, False, ""),  # an enum: 0 unspecified, then UTF8, UTF16, UTF32
     ],
     "Occurrence": [
         ("range", 1, _F.TYPE_INT32, True, ""),
