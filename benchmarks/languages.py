@@ -74,13 +74,16 @@ PROJECTS = [
 ]
 
 
-# The precise pass's projects: real TypeScript sources (npm packages that ship their src/) and CommonJS
-# JavaScript; none of them ships a tsconfig.json, so all are indexed as loose files.
+# The precise pass's projects: real TypeScript sources (npm packages that ship their src/), CommonJS
+# JavaScript (none of these ships a tsconfig.json, so all are indexed as loose files) and Go modules
+# (their dependencies put in the module cache by `go mod download` first: scip-go never fetches).
 PRECISE_PROJECTS = [
     Project("typescript", "npm", "rxjs", "7.8.1", "src"),
     Project("typescript", "npm", "@trpc/server", "10.45.2", "src"),
     Project("javascript", "npm", "express", "4.19.2"),
     Project("javascript", "npm", "koa", "2.15.3"),
+    Project("go", "go", "github.com/gin-gonic/gin", "v1.10.0"),
+    Project("go", "go", "github.com/spf13/cobra", "v1.8.1"),
 ]
 AUDIT = HERE / "audit"
 AUDIT_SEED = "cg-issue-20"
@@ -169,12 +172,16 @@ def measure(project: Project) -> dict:
     }
 
 
-def _indexer() -> str:
-    found = os.environ.get("CG_SCIP_TYPESCRIPT") or str(
-        ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"
-    )
-    if not Path(found).exists():
-        raise SystemExit("scip-typescript not found: npm ci --prefix tools/scip-typescript, or set CG_SCIP_TYPESCRIPT")
+def _indexers() -> dict[str, str]:
+    """The indexers scripts/test installs (or CG_SCIP_TYPESCRIPT / CG_SCIP_GO), by setting."""
+    found = {
+        "scip_typescript": os.environ.get("CG_SCIP_TYPESCRIPT")
+        or str(ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"),
+        "scip_go": os.environ.get("CG_SCIP_GO") or str(ROOT / "tools" / "scip-go" / "bin" / "scip-go"),
+    }
+    for setting, path in found.items():
+        if not Path(path).exists():
+            raise SystemExit(f"{setting} not found at {path}: run scripts/test once, or set CG_{setting.upper()}")
     return found
 
 
@@ -191,14 +198,14 @@ def _shares(calls: list[Edge]) -> dict[str, float]:
     }
 
 
-def _precise_run(project: Project, repo: Path, mode: str, indexer: str) -> dict:
+def _precise_run(project: Project, repo: Path, mode: str, indexers: dict[str, str]) -> dict:
     """One measurement with the precise pass ``mode`` (off | auto): the structure pass and its edges,
     then a whole index (vectors deferred) into a fresh Kùzu store."""
     from cg.embed import embedder_for
     from cg.graph.kuzu_store import KuzuStore
     from cg.ingest.pipeline import index_repository
 
-    settings = load_settings(repo, resolver="name", precise=mode, scip_typescript=indexer, history_commits=0)
+    settings = load_settings(repo, resolver="name", precise=mode, history_commits=0, **indexers)
     summary = IndexSummary(str(repo), "none")
     started = time.perf_counter()
     extractions, _ = extract_repository(settings, summary=summary)
@@ -296,22 +303,29 @@ def audit(project: Project, repo: Path, calls: list[Edge]) -> dict:
 
 
 def precise_main(rounds: int) -> None:
-    indexer = _indexer()
+    indexers = _indexers()
     repos = {p.label: fetch(p) for p in PRECISE_PROJECTS}
+    for project in PRECISE_PROJECTS:
+        if project.tool == "go":  # the dependencies' sources, for the type checker (offline from here on)
+            _run(["go", "mod", "download"], repos[project.label])
     results: dict[str, dict[str, list[dict]]] = {p.label: {"off": [], "auto": []} for p in PRECISE_PROJECTS}
     for _ in range(rounds):  # interleaved: each project off then on, round after round
         for project in PRECISE_PROJECTS:
             for mode in ("off", "auto"):
-                results[project.label][mode].append(_precise_run(project, repos[project.label], mode, indexer))
+                results[project.label][mode].append(_precise_run(project, repos[project.label], mode, indexers))
                 print(project.label, mode, f"{results[project.label][mode][-1]['structure']:.2f}s", flush=True)
+    versions = (
+        f"scip-typescript {_version(indexers, 'scip_typescript')} on Node {_version(indexers, 'node')}, "
+        f"scip-go {_version(indexers, 'scip_go')} on {_version(indexers, 'go')}"
+    )
     lines = [
         machine_line(),
         "",
-        "TypeScript and JavaScript projects at pinned versions (npm), the precise pass off and on in one process,",
-        f"interleaved, {rounds} rounds, medians; scip-typescript {_indexer_version(indexer)} on Node",
-        f"{_node_version()}. Shares are of the call edges from the project's files: in repo = to a definition",
-        "in the project, named = a builtin or library named (the TypeScript library's `Array.map`, an",
-        "import), resolved = both. Structure = walk, parse, extract and resolve (with the indexer when on);",
+        "TypeScript, JavaScript (npm) and Go (Go modules) projects at pinned versions, the precise pass off",
+        f"and on in one process, interleaved, {rounds} rounds, medians; {versions}. Shares are of the call",
+        "edges from the project's files: in repo = to a definition in the project, named = a builtin or",
+        "library named (the TypeScript library's `Array.map`, Go's `net/http.Header.Get`, an import),",
+        "resolved = both. Structure = walk, parse, extract and resolve (with the indexer when on);",
         "index = a whole `index_repository` into a fresh Kùzu store with vectors deferred (what `cg index",
         "--embed later` does). Agreement = of the call sites where the generic resolver and the compiler both",
         "named definitions in the project, those where they named the same ones (the generic resolver read",
@@ -345,24 +359,24 @@ def precise_main(rounds: int) -> None:
         )
         print(lines[-1], flush=True)
     lines.extend(["", "Wrong edges in the audit:", *wrong] if wrong else ["", "No audited edge was wrong."])
-    write_section("Precise pass: scip-typescript (benchmarks/languages.py --precise)", "\n".join(lines))
+    write_section("Precise pass (benchmarks/languages.py --precise)", "\n".join(lines))
 
 
-def _indexer_version(indexer: str) -> str:
-    import subprocess as sp
-
-    return sp.run(["node", indexer, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-
-
-def _node_version() -> str:
-    import subprocess as sp
-
-    return sp.run(["node", "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+def _version(indexers: dict[str, str], which: str) -> str:
+    command = {
+        "scip_typescript": ["node", indexers["scip_typescript"], "--version"],
+        "node": ["node", "--version"],
+        "scip_go": [indexers["scip_go"], "--version"],
+        "go": ["go", "env", "GOVERSION"],
+    }[which]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60).stdout.strip()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--precise", action="store_true", help="the precise pass off and on (TypeScript, JavaScript)")
+    parser.add_argument(
+        "--precise", action="store_true", help="the precise pass off and on (TypeScript, JavaScript, Go)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds for --precise (medians)")
     args = parser.parse_args()
     if args.precise:
