@@ -11,7 +11,7 @@ runs, the CPU is shared), resolve is the generic resolver.
     python benchmarks/languages.py --precise  # the precise pass's section (issue 20), below
 
 ``--precise`` measures the TypeScript and JavaScript projects twice in one process, interleaved,
-with the precise pass off and on (scip-typescript from tools/scip-typescript, which scripts/test
+with the precise pass off and on (scip-typescript from tools/npm, which scripts/test
 installs, or CG_SCIP_TYPESCRIPT): the share of calls resolved in the repository and to named
 externals, the time of the structure pass (parse + resolve) and of a whole ``index_repository`` with
 vectors deferred, and how often the generic resolver named the same definition as the compiler where
@@ -176,7 +176,7 @@ def _indexers() -> dict[str, str]:
     """The indexers scripts/test installs (or CG_SCIP_TYPESCRIPT / CG_SCIP_GO), by setting."""
     found = {
         "scip_typescript": os.environ.get("CG_SCIP_TYPESCRIPT")
-        or str(ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"),
+        or str(ROOT / "tools" / "npm" / "node_modules" / ".bin" / "scip-typescript"),
         "scip_go": os.environ.get("CG_SCIP_GO") or str(ROOT / "tools" / "scip-go" / "bin" / "scip-go"),
     }
     for setting, path in found.items():

@@ -4,7 +4,7 @@ dependency's field, a destructured parameter, a callback's inferred parameter), 
 generic resolver when Node or the indexer is missing, slow or broken, and the rules that keep a
 repository from running or writing anything through it.
 
-The real indexers are the ones scripts/test installs: scip-typescript from tools/scip-typescript (npm
+The real indexers are the ones scripts/test installs: scip-typescript from tools/npm (npm
 ci) and scip-go from tools/scip-go (go build); CG_TEST_SCIP_TYPESCRIPT and CG_TEST_SCIP_GO name them.
 Under CI=true their absence fails these tests instead of skipping them.
 """
@@ -40,8 +40,8 @@ def _installed(variable: str, local: Path, needs: str, how: str) -> str:
 
 @pytest.fixture(scope="module")
 def indexer() -> str:
-    local = ROOT / "tools" / "scip-typescript" / "node_modules" / ".bin" / "scip-typescript"
-    return _installed("CG_TEST_SCIP_TYPESCRIPT", local, "node", "npm ci --prefix tools/scip-typescript")
+    local = ROOT / "tools" / "npm" / "node_modules" / ".bin" / "scip-typescript"
+    return _installed("CG_TEST_SCIP_TYPESCRIPT", local, "node", "npm ci --prefix tools/npm")
 
 
 @pytest.fixture(scope="module")
