@@ -215,18 +215,31 @@ def _precise_run(project: Project, repo: Path, mode: str, indexers: dict[str, st
     paths = {ex.file.path for ex in code}
     owner = {s.id: ex.file.path for ex in extractions for s in ex.symbols}
     calls = [e for e in edges if e.type == "CALLS" and owner.get(e.src) in paths]
+    edited = sorted(paths)[len(paths) // 2]  # one file of the project, the same in every run
     with tempfile.TemporaryDirectory() as scratch:
-        store = KuzuStore(Path(scratch) / "graph.kuzu")
+        copy = Path(scratch) / repo.name
+        shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".cg"))
+        options = {"resolver": "name", "precise": mode, "history_commits": 0, **indexers}
+        store = KuzuStore(copy / ".cg" / "graph.kuzu")
         try:
+            embedder = embedder_for(settings)
             started = time.perf_counter()
-            index_repository(settings, store, embedder_for(settings), full=True, embed_mode="later")
+            index_repository(load_settings(copy, **options), store, embedder, full=True, embed_mode="later")
             whole = time.perf_counter() - started
+            with (copy / edited).open("a") as f:  # a one-line edit: a comment at the end of the file
+                f.write("\n// edited by benchmarks/languages.py\n")
+            started = time.perf_counter()
+            again = index_repository(load_settings(copy, **options), store, embedder, embed_mode="later")
+            edit = time.perf_counter() - started
+            assert again.mode == "incremental", again.mode
         finally:
             store.close()
     return {
         "calls": calls,
         "structure": structure,
         "whole": whole,
+        "edit": edit,
+        "edit_precise": again.seconds.get("precise", 0.0),
         "precise_seconds": summary.seconds.get("precise", 0.0),
         "precise": summary.precise,
         "loc": sum(ex.file.loc for ex in code),
@@ -327,15 +340,18 @@ def precise_main(rounds: int) -> None:
         "library named (the TypeScript library's `Array.map`, Go's `net/http.Header.Get`, an import),",
         "resolved = both. Structure = walk, parse, extract and resolve (with the indexer when on);",
         "index = a whole `index_repository` into a fresh Kùzu store with vectors deferred (what `cg index",
-        "--embed later` does). Agreement = of the call sites where the generic resolver and the compiler both",
-        "named definitions in the project, those where they named the same ones (the generic resolver read",
-        "against the compiler). Precision = correct / (correct + wrong) over the reviewed part of a fixed",
-        f"sample of {AUDIT_SIZE} `scip` edges per project (benchmarks/audit/scip-<project>.tsv).",
+        "--embed later` does); edit = the incremental run after a one-line edit of one file (its precise pass",
+        "re-indexes the project or module that holds it, whole). Agreement = of the call sites where the",
+        "generic resolver and the compiler both named definitions in the project, those where they named the",
+        "same ones (the generic resolver read against the compiler). Precision = correct / (correct +",
+        f"wrong) over the reviewed part of a fixed sample of {AUDIT_SIZE} `scip` edges per project",
+        "(benchmarks/audit/scip-<project>.tsv).",
         "",
         "| language | project | files | LOC | precise pass | resolved off -> on | in repo off -> on | named off -> on "
-        "| ambiguous + unresolved on | structure s off / on | index s off / on (x) | precise s per 1k LOC "
+        "| ambiguous + unresolved on | structure s off / on | index s off / on (x) | edit s off / on (precise s) "
+        "| precise s per 1k LOC "
         "| agreement | audit: correct / wrong / unclear / pending | precision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     wrong: list[str] = []
     for project in PRECISE_PROJECTS:
@@ -354,6 +370,7 @@ def precise_main(rounds: int) -> None:
             f"| {a['named']:.1%} -> {b['named']:.1%} | {b['ambiguous'] + b['unresolved']:.1%} "
             f"| {mid(off, 'structure'):.2f} / {mid(on, 'structure'):.2f} "
             f"| {mid(off, 'whole'):.2f} / {mid(on, 'whole'):.2f} ({ratio:.2f}x) "
+            f"| {mid(off, 'edit'):.2f} / {mid(on, 'edit'):.2f} ({mid(on, 'edit_precise'):.2f}) "
             f"| {mid(on, 'precise_seconds') / on[-1]['loc'] * 1000:.3f} | {agree} of {both} "
             f"| {checked['correct']} / {checked['wrong']} / {checked['unclear']} / {checked['pending']} | {precision} |"
         )
