@@ -284,6 +284,66 @@ def run_tool(tool: Tool, project: Project, tree: Path, pycg_iterations: int) -> 
 
 
 # ---------------------------------------------------------------------------------------------
+# pyright beside jedi (issue 20): scip-python's answers at cg's own call sites.
+
+SCIP_PYTHON = HERE.parent / "tools" / "npm" / "node_modules" / ".bin" / "scip-python"
+
+
+def pyright_graph(project: Project, tree: Path) -> ToolRun:
+    """In-package edges when pyright (through Sourcegraph's scip-python, tools/npm) answers cg's call
+    sites instead of jedi: each call's last name is looked up among the index's references, followed to
+    its definition, and mapped to cg's definition there (a class to its own ``__init__``, as cg_graph
+    counts instantiation). Decorator applications count as cg counts them. scip-python gets an empty
+    environment file, so it never runs pip to list installed packages."""
+    from cg.ingest.resolve.scip import Indexer, _run_indexer, _typescript_external, read_index
+    from cg.ingest.resolve.scip_schema import UTF16
+
+    if not SCIP_PYTHON.exists():
+        return ToolRun(status="not installed (npm ci --prefix tools/npm)")
+    settings = load_settings(tree, resolver="name")
+    extractions, _ = extract_repository(settings)
+    python = [ex for ex in extractions if ex.file.language == "python"]
+    with tempfile.TemporaryDirectory() as tmp:
+        environment = Path(tmp) / "environment.json"
+        environment.write_text("[]")
+        output = Path(tmp) / "index.scip"
+        argv = ["node", str(SCIP_PYTHON), "index", "--cwd", str(tree), "--output", str(output)]
+        argv += ["--project-version", "0", "--environment", str(environment), "--quiet"]
+        started = time.perf_counter()
+        data, why = _run_indexer("scip-python", argv, Path(tmp), dict(os.environ), TOOL_SECONDS, output)
+        seconds = time.perf_counter() - started
+    if data is None:
+        return ToolRun(seconds=seconds, status=why)
+    indexer = Indexer("scip-python", ("python",), "", "", UTF16, lambda *a: (None, ""), _typescript_external)
+    wanted = {ex.file.path for ex in python}
+    answers = read_index(data, wanted, lambda rel: (tree / rel).read_bytes(), indexer)
+    at_line: dict[tuple[str, int], list] = {}
+    symbols = {}
+    init: dict[str, str] = {}
+    for ex in python:
+        for sym in ex.symbols:
+            symbols[sym.id] = sym
+            at_line.setdefault((sym.path, sym.def_line), []).append(sym)
+            if sym.name == "__init__":
+                init[sym.parent_id] = sym.qualname
+    edges: set[Edge] = set()
+    for ex in python:
+        for call in ex.calls:
+            caller = symbols.get(call.caller_id)
+            if caller is None or call.via not in ("call", "new", "decorator"):
+                continue
+            for answer in answers.get(ex.file.path, {}).get((call.line, call.column), ()):
+                name = answer.name or call.callee.rsplit(".", 1)[-1]
+                for target in at_line.get((answer.path, answer.line), ()):
+                    if target.name != name:
+                        continue
+                    callee = init.get(target.id) if target.kind == "class" else target.qualname
+                    if callee and in_package(caller.qualname, project.package) and in_package(callee, project.package):
+                        edges.add((caller.qualname, callee))
+    return ToolRun(edges=edges, seconds=seconds)
+
+
+# ---------------------------------------------------------------------------------------------
 # Why an executed edge is missed: read the call site the tracer saw.
 
 
@@ -604,6 +664,7 @@ def main() -> None:
         truth = set(traced)
         graphs = {resolver: cg_graph(tree, project.package, resolver) for resolver in ("jedi", "name")}
         tools = {tool.name: run_tool(tool, project, tree, args.pycg_iterations) for tool in TOOLS}
+        tools["pyright"] = pyright_graph(project, tree)
         sources = Sources(project.root(tree))
         jedi = graphs["jedi"]
         misses: dict[str, list[Edge]] = {}
@@ -738,6 +799,32 @@ def report(results: list, total_seconds: float, pycg_iterations: int) -> list[st
             f"| {recall(set(name.edges), truth)} | {len(name.edges)} | {' | '.join(cells)} "
             f"| {recall(set(jedi.edges), run['legacy'])} of {len(run['legacy'])} "
             f"| {run_where(set(jedi.edges), truth, run)} |"
+        )
+    lines += [
+        "",
+        "jedi and pyright side by side (issue 20): pyright = cg's own call sites answered by pyright through",
+        "Sourcegraph's scip-python (tools/npm, given an empty environment, so it reads the project and the",
+        "standard library's stubs only), each answer mapped to cg's definition at the line it points to;",
+        "union = an edge either resolver has. Executed edges only one of them finds show what combining",
+        "would add; edges outside the executed set are not judged here (only the jedi edges are audited).",
+        "",
+        "| project | executed edges | jedi recall | jedi edges | pyright recall | pyright edges | scip-python s "
+        "| union recall | union edges | executed, pyright only | executed, jedi only |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for project, _, truth, graphs, tools, _, _ in results:
+        jedi_edges, py = set(graphs["jedi"].edges), tools["pyright"]
+        if py.status != "ok":
+            lines.append(
+                f"| {project.name} | {len(truth)} | {recall(jedi_edges, truth)} | {len(jedi_edges)} "
+                f"| {py.status} | - | {py.seconds:.0f} | - | - | - | - |"
+            )
+            continue
+        union = jedi_edges | py.edges
+        lines.append(
+            f"| {project.name} | {len(truth)} | {recall(jedi_edges, truth)} | {len(jedi_edges)} "
+            f"| {recall(py.edges, truth)} | {len(py.edges)} | {py.seconds:.1f} | {recall(union, truth)} "
+            f"| {len(union)} | {len(truth & (py.edges - jedi_edges))} | {len(truth & (jedi_edges - py.edges))} |"
         )
     lines += [
         "",

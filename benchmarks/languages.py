@@ -386,7 +386,8 @@ def _version(indexers: dict[str, str], which: str) -> str:
         "scip_go": [indexers["scip_go"], "--version"],
         "go": ["go", "env", "GOVERSION"],
     }[which]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60).stdout.strip()
+    out = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    return (out.stdout or out.stderr).strip()  # scip-go prints its version on stderr
 
 
 def main() -> None:

@@ -3,11 +3,11 @@
 For TypeScript and JavaScript the indexer is ``scip-typescript`` (Sourcegraph's, on the TypeScript
 compiler, run on Node.js); for Go it is ``scip-go`` (on Go's own type checker, go/packages). Each is
 used when it is installed, and the generic resolver (cg/ingest/resolve/generic.py) stays the fallback
-for every site it has no answer for. The answers
-are read as occurrences: a reference at the position of a call's last name (``charge`` in
-``this.gateway.charge(...)``) names a symbol, and the symbol's definition occurrence names a file and a
-line, which is a definition cg extracted there (``Target.how = "scip"``), or a named external outside
-the repository (the TypeScript library, an npm package).
+for every site it has no answer for. The answers are read as occurrences: a reference at the position
+of a call's last name (``charge`` in ``this.gateway.charge(...)``) names a symbol, and the symbol's
+definition occurrence names a file and a line, which is a definition cg extracted there
+(``Target.how = "scip"``), or a named external outside the repository (the TypeScript library, an npm
+package, Go's standard library or a module dependency).
 
 Why it is safe to run on an untrusted repository: the TypeScript compiler reads the project's sources,
 its tsconfig.json and the declaration files they reach; nothing from the repository is executed (no
