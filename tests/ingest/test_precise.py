@@ -312,20 +312,30 @@ def _incremental_equals_rebuild(repo: Path, edits: list, **programs: str) -> dic
         store.close()
 
 
+def _copy(tmp_path: Path, project: str, *files: str) -> tuple[Path, ...]:
+    """A copy of one of the fixture's projects, and the paths of ``files`` in it."""
+    repo = tmp_path / project
+    shutil.copytree(POLYGLOT / project, repo)
+    return (repo, *(repo / f for f in files))
+
+
+def _append(path: Path, text: str):
+    """An edit: ``text`` added at the end of ``path``."""
+    return lambda: path.write_text(path.read_text() + text)
+
+
 def test_an_incremental_run_gives_what_a_full_rebuild_gives(indexer, tmp_path):
     """Edit the TypeScript service twice (a new call through an injected dependency, then a method the
     interface gains and a caller of it): after each incremental run the graph equals a full rebuild's."""
-    repo = tmp_path / "web"
-    shutil.copytree(POLYGLOT / "payments-web", repo)
-    payouts = repo / "server" / "services" / "payouts.ts"
-    gateway = repo / "server" / "services" / "gateway.ts"
+    repo, payouts, gateway = _copy(tmp_path, "payments-web", "server/services/payouts.ts", "server/services/gateway.ts")
     edits = [
-        lambda: payouts.write_text(
-            payouts.read_text() + "\n/** Runs the payouts, then charges the fee through the injected gateway. */\n"
+        _append(
+            payouts,
+            "\n/** Runs the payouts, then charges the fee through the injected gateway. */\n"
             "export async function settle(deps: PayoutDeps, open: Invoice[]): Promise<Receipt> {\n"
             "  await runPayouts(deps, open);\n"
             '  return deps.gateway.charge("fee", 50);\n'
-            "}\n"
+            "}\n",
         ),
         lambda: (
             gateway.write_text(
@@ -371,14 +381,12 @@ def test_an_incremental_run_over_loose_scripts_reads_them_all(indexer, tmp_path)
 def test_an_incremental_go_run_gives_what_a_full_rebuild_gives(go_indexer, tmp_path):
     """A Go module edited twice (a new caller of a generic function's result, then a method the
     store interface gains, its implementation and a caller): incremental == full rebuild each time."""
-    repo = tmp_path / "payments"
-    shutil.copytree(POLYGLOT / "payments-go", repo)
-    sweep = repo / "internal" / "server" / "sweep.go"
-    store = repo / "internal" / "store" / "store.go"
+    repo, sweep, store = _copy(tmp_path, "payments-go", "internal/server/sweep.go", "internal/store/store.go")
     edits = [
-        lambda: sweep.write_text(
-            sweep.read_text() + "\n// Attempts is how often the payment with a known id was tried.\n"
-            "func (s *Server) Attempts(id string) int {\n\treturn must(s.store.LoadPayment(id)).Tries()\n}\n"
+        _append(
+            sweep,
+            "\n// Attempts is how often the payment with a known id was tried.\n"
+            "func (s *Server) Attempts(id string) int {\n\treturn must(s.store.LoadPayment(id)).Tries()\n}\n",
         ),
         lambda: (
             store.write_text(
