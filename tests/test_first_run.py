@@ -1,5 +1,6 @@
 """A first run of scripts/test on a machine without what it needs: it says in one line what is missing
-(a JDK 17 or 21, Maven) and how to get it, and stops before creating .venv or downloading anything."""
+(a JDK 17 or 21, Maven, Node.js with npm, Go) and how to get it, and stops before creating .venv or
+downloading anything."""
 
 from __future__ import annotations
 
@@ -42,6 +43,18 @@ def _tool(bin_dir: Path, name: str, output: str = "") -> None:
     path.chmod(0o755)
 
 
+def _node_and_go(bin_dir: Path, node_major: int = 20, go: str = "go1.26.8") -> None:
+    """Stand-ins for the precise pass's toolchains: a node whose ``-e`` check sees ``node_major``, an
+    npm, and a go whose ``go env GOVERSION`` prints ``go``."""
+    bash = shutil.which("bash")
+    node = bin_dir / "node"
+    node.write_text(f"#!{bash}\n[ {node_major} -ge 18 ]\n")
+    (bin_dir / "go").write_text(f"#!{bash}\necho {go}\n")
+    _tool(bin_dir, "npm")
+    for name in ("node", "go"):
+        (bin_dir / name).chmod(0o755)
+
+
 def _run(checkout: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [shutil.which("bash") or "bash", str(checkout / "scripts" / "test")],
@@ -57,9 +70,25 @@ def test_no_jdk_and_no_maven_is_one_line_before_anything_is_made(machine):
     done = _run(checkout, env)
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
-    assert line.startswith("scripts/test: missing a JDK 17 or 21, Maven (mvn): ")
-    assert "apt-get install openjdk-21-jdk-headless maven" in line and "brew install openjdk@21 maven" in line
+    assert line.startswith(
+        "scripts/test: missing a JDK 17 or 21, Maven (mvn), Node.js 18+ with npm (the precise pass's"
+        " scip-typescript runs on it), Go 1.24+ (scip-go, the precise pass's Go indexer, is built with it): "
+    )
+    assert "apt-get install openjdk-21-jdk-headless maven nodejs npm golang" in line
+    assert "brew install openjdk@21 maven node go" in line
     assert not (checkout / ".venv").exists()
+
+
+def test_an_old_node_and_an_old_go_are_named(machine):
+    checkout, bin_dir, env = machine
+    _tool(bin_dir, "java", "    java.specification.version = 21")
+    _tool(bin_dir, "javac")
+    _tool(bin_dir, "mvn")
+    _node_and_go(bin_dir, node_major=16, go="go1.22.5")
+    done = _run(checkout, env)
+    assert done.returncode == 1
+    assert "missing Node.js 18+ with npm" in done.stderr and ", Go 1.24+ (" in done.stderr
+    assert "JDK" not in done.stderr.split(":")[1] and not (checkout / ".venv").exists()
 
 
 def test_a_java_neo4j_does_not_run_on_is_named(machine):
@@ -68,7 +97,7 @@ def test_a_java_neo4j_does_not_run_on_is_named(machine):
     _tool(bin_dir, "mvn")
     done = _run(checkout, env)
     assert done.returncode == 1
-    assert "missing a JDK 17 or 21 (found Java 11; or set CG_NEO4J_JAVA to a Java 17/21):" in done.stderr
+    assert "missing a JDK 17 or 21 (found Java 11; or set CG_NEO4J_JAVA to a Java 17/21)," in done.stderr
     assert "Maven (mvn)" not in done.stderr
 
 
@@ -85,6 +114,7 @@ def test_with_a_jdk_and_maven_it_goes_on_and_says_what_it_does(machine):
     _tool(bin_dir, "java", "    java.specification.version = 21")
     _tool(bin_dir, "javac")
     _tool(bin_dir, "mvn")
+    _node_and_go(bin_dir)
     done = _run(checkout, env)
     assert done.returncode == 3  # the stand-in python stopped at `-m venv`
     assert "missing" not in done.stderr
