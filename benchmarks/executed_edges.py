@@ -295,7 +295,7 @@ def pyright_graph(project: Project, tree: Path) -> ToolRun:
     its definition, and mapped to cg's definition there (a class to its own ``__init__``, as cg_graph
     counts instantiation). Decorator applications count as cg counts them. scip-python gets an empty
     environment file, so it never runs pip to list installed packages."""
-    from cg.ingest.resolve.scip import Indexer, _run_indexer, _typescript_external, read_index
+    from cg.ingest.resolve.scip import Indexer, read_index, run_indexer, typescript_external
     from cg.ingest.resolve.scip_schema import UTF16
 
     if not SCIP_PYTHON.exists():
@@ -310,11 +310,11 @@ def pyright_graph(project: Project, tree: Path) -> ToolRun:
         argv = ["node", str(SCIP_PYTHON), "index", "--cwd", str(tree), "--output", str(output)]
         argv += ["--project-version", "0", "--environment", str(environment), "--quiet"]
         started = time.perf_counter()
-        data, why = _run_indexer("scip-python", argv, Path(tmp), dict(os.environ), TOOL_SECONDS, output)
+        data, why = run_indexer("scip-python", argv, Path(tmp), dict(os.environ), TOOL_SECONDS, output)
         seconds = time.perf_counter() - started
     if data is None:
         return ToolRun(seconds=seconds, status=why)
-    indexer = Indexer("scip-python", ("python",), "", "", UTF16, lambda *a: (None, ""), _typescript_external)
+    indexer = Indexer("scip-python", ("python",), "", "", UTF16, lambda *a: (None, ""), typescript_external)
     wanted = {ex.file.path for ex in python}
     answers = read_index(data, wanted, lambda rel: (tree / rel).read_bytes(), indexer)
     at_line: dict[tuple[str, int], list] = {}

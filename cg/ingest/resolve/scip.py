@@ -34,6 +34,7 @@ import os
 import posixpath
 import shutil
 import signal
+import string
 import subprocess
 import tempfile
 import time
@@ -46,7 +47,7 @@ from google.protobuf.message import DecodeError
 from cg.ingest.resolve.scip_schema import DEFINITION, UTF8, UTF16, parse_index
 
 _MAX_INDEX_BYTES = 2_000_000_000  # an index file past this is not read (a runaway indexer)
-_IDENTIFIER_CHARS = frozenset("_+-$") | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_IDENTIFIER_CHARS = frozenset("_+-$" + string.ascii_letters + string.digits)  # SCIP's simple identifier
 # The compiler options for files no tsconfig.json covers: modern syntax and the module resolution of
 # today's bundlers (extensionless and `.js` specifiers that name a `.ts` file), JavaScript read but not
 # type-checked, nothing emitted.
@@ -93,7 +94,6 @@ class PreciseReport:
 
     languages: dict[str, str] = field(default_factory=dict)  # language -> "scip-typescript: 12 of 12 files" / why not
     seconds: float = 0.0
-    files: int = 0  # files the indexer returned a document for
 
 
 @dataclass
@@ -207,7 +207,7 @@ def run_typescript(
         argv = [*command, "index", "--cwd", str(root), "--output", str(output), "--no-progress-bar", *targets]
         env = {k: v for k, v in os.environ.items() if k not in ("NODE_OPTIONS", "NODE_PATH")}
         env["HOME"] = tmp  # nothing the indexer caches lands in the user's home or the repository
-        data, why = _run_indexer(TYPESCRIPT.name, argv, Path(tmp), env, timeout, output)
+        data, why = run_indexer(TYPESCRIPT.name, argv, Path(tmp), env, timeout, output)
         return (None, why) if data is None else ([("", data)], "")
 
 
@@ -244,14 +244,14 @@ def run_go(
                 "--quiet",
             ]
             env = {**os.environ, **_GO_ENV}
-            data, why = _run_indexer(GO.name, argv, where, env, deadline - time.monotonic(), output, timeout)
+            data, why = run_indexer(GO.name, argv, where, env, deadline - time.monotonic(), output, timeout)
             if data is None:
                 return None, why
             indexes.append((module, data))
     return indexes, ""
 
 
-def _run_indexer(
+def run_indexer(
     name: str, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, output: Path, budget: float = 0.0
 ) -> tuple[bytes | None, str]:
     """One indexer process, in its own session, killed whole past ``timeout``; its index's bytes, or
@@ -398,7 +398,7 @@ def _answer(
     return Answer(name=name, external=indexer.external(package, descriptors))
 
 
-def _typescript_external(package: str, descriptors: list[tuple[str, str]]) -> str:
+def typescript_external(package: str, descriptors: list[tuple[str, str]]) -> str:
     """``Array.map`` (the language's own library), ``axios.AxiosStatic.post`` (an npm package)."""
     dotted = ".".join("constructor" if n == "<constructor>" else n for n, suffix in descriptors if suffix != "/")
     return dotted if package == _TYPESCRIPT_LIB else f"{package}.{dotted}"
@@ -522,7 +522,6 @@ def run_precise(
             total = sum(1 for v in wanted.values() if v == lang)
             results.report.languages[lang] = f"{indexer.name}: {mine} of {total} files"
     results.report.seconds = time.perf_counter() - started
-    results.report.files = len(results.answers)
     return results
 
 
@@ -541,7 +540,7 @@ TYPESCRIPT = Indexer(
     install="npm install -g @sourcegraph/scip-typescript",
     encoding=UTF16,
     run=run_typescript,
-    external=_typescript_external,
+    external=typescript_external,
 )
 GO = Indexer(
     name="scip-go",
