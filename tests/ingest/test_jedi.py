@@ -276,3 +276,40 @@ def test_the_pruned_name_lookup_finds_what_parsos_full_search_finds():
             assert jedi_resolver.name_of_position(module, position) is full_search(module, position), position
             checked += 1
     assert checked > 5_000
+
+
+def test_a_file_ruled_out_by_its_bytes_holds_no_match_in_its_text():
+    """jedi's call-site search decodes every project file to look for a function's name; cg rules a
+    file out from its bytes first (jedi_resolver.cannot_hold). That must never rule out a file whose
+    decoded text matches: checked for every identifier of real modules against every module, and for a
+    latin-1 and a Shift JIS module with a coding declaration, non-ASCII names, invalid UTF-8 and names that touch
+    non-ASCII letters, where the bytes cannot decide and the text must be read."""
+    import re
+
+    from parso.utils import python_bytes_to_unicode
+
+    from cg.ingest.resolve import jedi_resolver
+
+    shop = Path(__file__).parents[2] / "examples" / "shop" / "shop"
+    files = [p.read_bytes() for p in sorted(shop.rglob("*.py"))[:12]]
+    files += [
+        "# -*- coding: latin-1 -*-\ndef r\u00e9gler(facture):\n    return facture\n".encode("latin-1"),
+        # the middle dot is no word character, but its second byte in Shift JIS is "E", which is
+        "# coding: shift_jis\nlabel = '\u30fbtotal'\n".encode("shift_jis"),
+        "def r\u00e9gler(facture):\n    return \u00e9facture + facture\u00e9\n".encode(),
+        b"def settle(invoice):\n    return invoice  # \xff\xfe not UTF-8\n",
+        "montant = 3\nr\u00e9gler = montant\n\u00e0montant = 1\n".encode(),
+    ]
+    names = set()
+    for raw in files:
+        names |= set(re.findall(r"\w+", python_bytes_to_unicode(raw, errors="replace")))
+    names |= {"payment_retry", "r\u00e9gler", "facture", "montant", "total"}
+    ruled_out = 0
+    for raw in files:
+        text = python_bytes_to_unicode(raw, errors="replace")
+        for name in sorted(names):
+            pattern = r"\b" + re.escape(name) + r"\b"
+            if jedi_resolver.cannot_hold(raw, pattern):
+                assert re.search(pattern, text) is None, (name, text[:60])
+                ruled_out += 1
+    assert ruled_out > len(files) * len(names) // 2  # and it does rule out most pairs
