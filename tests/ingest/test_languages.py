@@ -318,3 +318,33 @@ def test_a_required_module_that_is_called_runs_its_export_never_the_file(tmp_pat
     assert not [e for e in edges if e.type == "CALLS" and e.dst_label == "File"]
     assert calls(edges, "lib/application.js::render")["lib/view.js::View"].resolved_by == "import"
     assert calls(edges, "lib/application.js::lazyrouter")["query"].resolved_by == "unresolved"
+
+
+def test_super_in_a_constructor_reaches_the_base_it_runs(tmp_path):
+    """`super(...)` runs the base's constructor: its own when it has one, the class when it has none
+    (its implicit constructor, as `new Base()` is answered), and a base from outside by its name
+    (`class PaymentDeclined extends Error`, `extends Transform` imported from node:stream)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "errors.ts").write_text(
+        'import { Transform } from "node:stream";\n\n'
+        "export class PaymentError {\n  code = 402;\n}\n\n"
+        "export class CardDeclined extends PaymentError {\n"
+        "  constructor(public card: string) {\n    super();\n  }\n}\n\n"
+        "export class PaymentDeclined extends Error {\n"
+        "  constructor(message: string) {\n    super(message);\n  }\n}\n\n"
+        "export class ReceiptStream extends Transform {\n"
+        "  constructor() {\n    super({ objectMode: true });\n  }\n}\n\n"
+        "export class Ledger {\n  constructor(readonly name: string) {}\n}\n\n"
+        "export class MonthlyLedger extends Ledger {\n  constructor() {\n    super('monthly');\n  }\n}\n"
+    )
+    settings = load_settings(tmp_path, resolver="name", precise="off")
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+
+    def supers(cls: str) -> dict[str, str]:
+        return {dst: e.resolved_by for dst, e in calls(edges, f"src/errors.ts::{cls}.constructor").items()}
+
+    assert supers("MonthlyLedger") == {"src/errors.ts::Ledger.constructor": "name"}
+    assert supers("CardDeclined") == {"src/errors.ts::PaymentError": "name"}
+    assert supers("PaymentDeclined") == {"Error": "name"}
+    assert supers("ReceiptStream") == {"node:stream.Transform": "import"}

@@ -106,6 +106,22 @@ def test_a_call_through_an_interface_names_the_interface_method(precise):
     assert _calls(precise[0], f"{WEB}/payouts.ts::chargeTopUp", 31) == {charge: "scip"}
 
 
+def test_a_call_through_a_function_typed_property_names_the_property(precise):
+    """``hooks.onPaid(receipt)``: the callee is a property whose type is a function (stated, or a type
+    alias of a function type declared in the same file), the way callbacks are passed in options
+    objects. The compiler names the property; cg keeps such a property as a definition of its interface
+    (a method without a body, like a method signature), so the call lands there. A property that is
+    not a function (``label: string``) is no definition."""
+    run = f"{WEB}/payouts.ts::runPayoutsWithHooks"
+    assert _calls(precise[0], run, 54) == {f"{WEB}/payouts.ts::PayoutHooks.onPaid": "scip"}
+    assert _calls(precise[0], run, 56) == {f"{WEB}/payouts.ts::PayoutHooks.onDeclined": "scip"}
+    loaded = load_settings(POLYGLOT, resolver="name")
+    extractions, _ = extract_repository(loaded)
+    owner = f"{WEB}/payouts.ts::PayoutHooks."
+    hooks = {s.id.removeprefix(owner): s.kind for ex in extractions for s in ex.symbols if s.id.startswith(owner)}
+    assert hooks == {"onPaid": "method", "onDeclined": "method"}
+
+
 def test_builtins_are_named_and_the_share_resolved_rises(precise, generic):
     assert _calls(precise[0], "payments-web/web/components/InvoiceList.tsx::InvoiceList", 14).get("Array.map") == "scip"
     assert precise[1].precise == {

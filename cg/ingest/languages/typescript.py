@@ -38,6 +38,7 @@ SPEC = Spec(
     constructors=JS_SPEC.constructors,
 )
 TSX = Grammar(tree_sitter_typescript.language_tsx())
+CALLABLE_PROPERTY = Def("function", body="")  # an interface member whose type is a function
 
 
 class TypeScriptExtractor(JavaScriptExtractor):
@@ -47,8 +48,10 @@ class TypeScriptExtractor(JavaScriptExtractor):
     def __init__(self) -> None:
         super().__init__()
         self._tsx = Parser(TSX)
+        self._aliases_of: tuple[int, frozenset[str]] | None = None  # (root node id, function type aliases)
 
     def extract(self, record: FileRecord, source: bytes) -> FileExtraction:
+        self._aliases_of = None  # a new tree may reuse a freed one's node ids
         if record.path.endswith(".tsx"):
             ts, self._parser = self._parser, self._tsx
             try:
@@ -60,7 +63,50 @@ class TypeScriptExtractor(JavaScriptExtractor):
     def classify(self, node: Node, stack: list[Scope]) -> tuple[Def, Node | None] | None:
         if node.type == "internal_module" and node.child_by_field_name("body") is None:
             return None
+        if node.type == "property_signature":
+            # `onPaid: (receipt: Receipt) => void`, `onError?: OnErrorFunction<...>`: a callable member
+            # of an interface, as a method signature is (callbacks in options objects are declared so,
+            # and the compiler names the property at a call through it). A property of any other type
+            # is data, not a definition; a type alias is known callable when this file declares it so.
+            if not stack or stack[-1].kind != "interface" or not self._callable(node.child_by_field_name("type"), node):
+                return None
+            return CALLABLE_PROPERTY, node.child_by_field_name("name")
         return super().classify(node, stack)
+
+    def _callable(self, annotation: Node | None, at: Node) -> bool:
+        if annotation is None or not annotation.named_children:
+            return False
+        return self._callable_type(annotation.named_children[0], at)
+
+    def _callable_type(self, node: Node, at: Node) -> bool:
+        if node.type == "function_type":
+            return True
+        if node.type == "parenthesized_type":
+            return any(self._callable_type(child, at) for child in node.named_children)
+        if node.type == "union_type":  # `Handler | undefined`: callable when set
+            members = [c for c in node.named_children if node_text(c) not in ("undefined", "null")]
+            return bool(members) and all(self._callable_type(c, at) for c in members)
+        if node.type in ("type_identifier", "generic_type"):
+            name = node.child_by_field_name("name") if node.type == "generic_type" else node
+            return name is not None and node_text(name) in self._function_aliases(at)
+        return False
+
+    def _function_aliases(self, at: Node) -> frozenset[str]:
+        """Names of the file's top-level type aliases of a function type (``type X = (...) => Y``)."""
+        root = at
+        while root.parent is not None:
+            root = root.parent
+        if self._aliases_of is not None and self._aliases_of[0] == root.id:
+            return self._aliases_of[1]
+        found = set()
+        for child in root.named_children:
+            declaration = child.child_by_field_name("declaration") if child.type == "export_statement" else child
+            if declaration is not None and declaration.type == "type_alias_declaration":
+                value, name = declaration.child_by_field_name("value"), declaration.child_by_field_name("name")
+                if value is not None and name is not None and value.type == "function_type":
+                    found.add(node_text(name))
+        self._aliases_of = (root.id, frozenset(found))
+        return self._aliases_of[1]
 
     def visit(self, node: Node, ctx: Context, stack: list[Scope]) -> bool:
         if node.type == "extends_type_clause":  # interface I extends J, K

@@ -570,11 +570,7 @@ class GenericResolver:
         head, rest = parts[0], parts[1:]
         if head == "super" and not rest:  # `super(...)` in a constructor: the base's constructor
             cls = self.enclosing_type(scope)
-            for base in self.direct_bases(cls) if cls is not None else []:
-                found = self.member(base, "constructor") or self.member(base, base.name)
-                if found:
-                    return Target(found[0].id, "Symbol", "self", found[0])
-            return None
+            return self._super_call(cls) if cls is not None else None
         if head in SELF_NAMES or head == "super":
             cls = self.enclosing_type(scope)
             if cls is None or not rest:
@@ -595,6 +591,26 @@ class GenericResolver:
         if target is None or (target.how in ("ambiguous", "unique") and rest and target.symbol is None):
             return target if target is not None and not rest else None
         return self.walk(target, rest, scope)
+
+    def _super_call(self, cls: Symbol) -> Target | None:
+        """What ``super(...)`` in a constructor of ``cls`` runs: a base's own constructor; a base of the
+        repository without one (its implicit constructor: the class, as ``new Base()`` is); a base from
+        outside (``class TRPCError extends Error``) by the name its import or the language gives it."""
+        bases = self.direct_bases(cls)
+        for base in bases:
+            found = self.member(base, "constructor") or self.member(base, base.name)
+            if found:
+                return Target(found[0].id, "Symbol", "self", found[0])
+        if bases:
+            return Target(bases[0].id, "Symbol", "self", bases[0])
+        for written in self.bases.get(cls.id, []):
+            name = written.expr.split("<", 1)[0].strip()
+            if not name or name.split(".", 1)[0] == "super":
+                continue
+            named = self.resolve_dotted(name.split("."), cls)
+            if named is not None and named.label == "External" and named.how not in ("ambiguous", "unresolved"):
+                return named
+        return None
 
     def walk(self, target: Target, rest: list[str], scope: Symbol | None) -> Target | None:
         for part in rest:
