@@ -9,6 +9,13 @@ with the jedi resolver (per-file budget 300 s, so load never turns a slow file i
 the reported figure is the median per side, with the sites jedi was asked and the load average.
 
     python benchmarks/jedi_time.py [--baseline REF] [--rounds N]   # writes the "jedi time" section
+    python benchmarks/jedi_time.py --django   # this checkout alone on Django 5.1.4, default settings
+
+``--django`` answers issue 19's "with defaults, jedi had done 49 of 2,789 files after 12 minutes":
+the jedi stage of this checkout on Django with the settings a user gets (one worker per core, 30 s per
+file), once, with the files that ran over their budget and the process's peak RSS (the workers' own
+memory is not in it). The baseline is not run there: at its pace it would take hours. The sdist is the
+one benchmarks/scale.py fetches.
 """
 
 from __future__ import annotations
@@ -54,10 +61,36 @@ print(json.dumps({"seconds": seconds, "loc": loc, "sites": summary.jedi_sites, "
 """
 
 
-def measure(code: Path, tree: Path) -> dict:
+# The same, with a user's settings (workers and budget as configured by default), and what was left out.
+DEFAULTS_PROBE = """
+import json, os, resource, sys, time
+from pathlib import Path
+from cg.config import load_settings
+from cg.ingest.pipeline import extract_repository, resolve_extractions
+from cg.ingest.pipeline import IndexSummary
+
+tree = Path(sys.argv[1])
+settings = load_settings(tree, resolver="jedi", history_commits=0)
+summary = IndexSummary(repo=str(tree), backend="none")
+extractions, _ = extract_repository(settings, summary=summary)
+extractions = [ex for ex in extractions if ex.file.kind != "config"]
+load = os.getloadavg()[0]
+started = time.perf_counter()
+resolve_extractions(settings, extractions, summary=summary)
+seconds = time.perf_counter() - started
+loc = sum(ex.file.loc for ex in extractions if ex.file.language == "python")
+files = sum(1 for ex in extractions if ex.file.language == "python")
+print(json.dumps({"seconds": seconds, "loc": loc, "files": files, "sites": summary.jedi_sites,
+    "answered": summary.jedi_answered, "workers": summary.jedi_workers, "timed_out": len(summary.jedi_timed_out),
+    "failed": len(summary.jedi_failed), "budget": settings.jedi_budget, "load": load, "load_after": os.getloadavg()[0],
+    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+"""
+
+
+def measure(code: Path, tree: Path, probe: str = PROBE) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(tree)], cwd=code, env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", probe, str(tree)], cwd=code, env=env, capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         raise SystemExit(f"jedi_time: the probe failed in {code}: {done.stderr.strip().splitlines()[-1:]}")
@@ -68,7 +101,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=BASELINE, help="the commit to compare with")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--django", action="store_true", help="this checkout alone on Django, default settings")
     args = parser.parse_args()
+    if args.django:
+        django_main()
+        return
     trees = [(p.name, DATA / f"{p.name}-{p.version}") for p in PROJECTS]
     missing = [str(tree) for _, tree in trees if not tree.is_dir()]
     if missing:
@@ -103,6 +140,31 @@ def main() -> None:
             f"| {runs['current'][0]['sites']} | {min(loads):.1f}-{max(loads):.1f} |"
         )
     write_section("jedi time per 1k LOC, before and after issue 15 (benchmarks/jedi_time.py)", "\n".join(lines))
+    print("\n".join(lines))
+
+
+def django_main() -> None:
+    from ingest import fetch_sdist
+    from scale import PROJECTS as SCALE_PROJECTS
+
+    name, version = SCALE_PROJECTS["django"]
+    tree = fetch_sdist(name, version)
+    r = measure(HERE.parent, tree, DEFAULTS_PROBE)
+    lines = [
+        machine_line(),
+        "",
+        f"`resolve_extractions` of this checkout on Django {version} with the default jedi settings "
+        f"({r['workers']} workers, {r['budget']:.0f} s per file), once; peak RSS of the calling process (the "
+        "workers' memory is not in it); 1-minute load average before and after.",
+        "",
+        "| project | Python files | Python LOC | jedi s | s per 1k LOC | sites | answered | files over budget "
+        "| files failed | peak RSS MB | load before / after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| Django {version} | {r['files']} | {r['loc']} | {r['seconds']:.0f} | {r['seconds'] * 1000 / r['loc']:.2f} "
+        f"| {r['sites']} | {r['answered']} | {r['timed_out']} | {r['failed']} | {r['peak_mb']} "
+        f"| {r['load']:.1f} / {r['load_after']:.1f} |",
+    ]
+    write_section("jedi on Django with default settings (benchmarks/jedi_time.py --django)", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -111,10 +111,11 @@ def test_a_call_through_a_function_typed_property_names_the_property(precise):
     alias of a function type declared in the same file), the way callbacks are passed in options
     objects. The compiler names the property; cg keeps such a property as a definition of its interface
     (a method without a body, like a method signature), so the call lands there. A property that is
-    not a function (``label: string``) is no definition."""
+    not a function (``label: string``) is no definition, nor is a member of an object type nested in
+    the interface (``audit?: { onPaid: ... }``: it belongs to that anonymous type)."""
     run = f"{WEB}/payouts.ts::runPayoutsWithHooks"
-    assert _calls(precise[0], run, 54) == {f"{WEB}/payouts.ts::PayoutHooks.onPaid": "scip"}
-    assert _calls(precise[0], run, 56) == {f"{WEB}/payouts.ts::PayoutHooks.onDeclined": "scip"}
+    assert _calls(precise[0], run, 55) == {f"{WEB}/payouts.ts::PayoutHooks.onPaid": "scip"}
+    assert _calls(precise[0], run, 57) == {f"{WEB}/payouts.ts::PayoutHooks.onDeclined": "scip"}
     loaded = load_settings(POLYGLOT, resolver="name")
     extractions, _ = extract_repository(loaded)
     owner = f"{WEB}/payouts.ts::PayoutHooks."

@@ -68,7 +68,10 @@ class TypeScriptExtractor(JavaScriptExtractor):
             # of an interface, as a method signature is (callbacks in options objects are declared so,
             # and the compiler names the property at a call through it). A property of any other type
             # is data, not a definition; a type alias is known callable when this file declares it so.
-            if not stack or stack[-1].kind != "interface" or not self._callable(node.child_by_field_name("type"), node):
+            parent = node.parent
+            if not stack or stack[-1].kind != "interface" or parent is None or parent.type != "interface_body":
+                return None  # a member of an object type nested in the interface is not the interface's
+            if not self._callable(node.child_by_field_name("type"), node):
                 return None
             return CALLABLE_PROPERTY, node.child_by_field_name("name")
         return super().classify(node, stack)
