@@ -290,6 +290,13 @@ def test_no_call_edge_guesses_between_languages(polyglot, symbols):
             assert src.path.rsplit(".", 1)[-1][:2] == dst.path.rsplit(".", 1)[-1][:2] or "bin/" in src.path, e
 
 
+def _generic_edges(repo: Path) -> list[Edge]:
+    """A small tree's edges from the tree-sitter resolvers alone (no jedi, no compiler)."""
+    settings = load_settings(repo, resolver="name", precise="off")
+    extractions, _ = extract_repository(settings)
+    return resolve_extractions(settings, extractions)[0]
+
+
 def test_a_required_module_that_is_called_runs_its_export_never_the_file(tmp_path):
     """express's `var View = require("./view"); new View(name)`: the call reaches what the file
     exports (`module.exports = View`); a file whose export cg cannot name leaves the call unresolved.
@@ -312,9 +319,7 @@ def test_a_required_module_that_is_called_runs_its_export_never_the_file(tmp_pat
         "function lazyrouter(router) {\n  router.use(query({}));\n}\n\n"
         "module.exports = { render: render, lazyrouter: lazyrouter };\n"
     )
-    settings = load_settings(tmp_path, resolver="name", precise="off")
-    extractions, _ = extract_repository(settings)
-    edges, _ = resolve_extractions(settings, extractions)
+    edges = _generic_edges(tmp_path)
     assert not [e for e in edges if e.type == "CALLS" and e.dst_label == "File"]
     assert calls(edges, "lib/application.js::render")["lib/view.js::View"].resolved_by == "import"
     assert calls(edges, "lib/application.js::lazyrouter")["query"].resolved_by == "unresolved"
@@ -337,9 +342,7 @@ def test_super_in_a_constructor_reaches_the_base_it_runs(tmp_path):
         "export class Ledger {\n  constructor(readonly name: string) {}\n}\n\n"
         "export class MonthlyLedger extends Ledger {\n  constructor() {\n    super('monthly');\n  }\n}\n"
     )
-    settings = load_settings(tmp_path, resolver="name", precise="off")
-    extractions, _ = extract_repository(settings)
-    edges, _ = resolve_extractions(settings, extractions)
+    edges = _generic_edges(tmp_path)
 
     def supers(cls: str) -> dict[str, str]:
         return {dst: e.resolved_by for dst, e in calls(edges, f"src/errors.ts::{cls}.constructor").items()}
