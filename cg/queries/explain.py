@@ -36,14 +36,15 @@ import ast
 import math
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from cg.embed import Embedder
+from cg.embed import Embedder, approx_tokens
 from cg.graph.store import CallRow, GraphReader
+from cg.lexical import QUESTION_WORDS, split_identifier, stem
 from cg.queries.expand import Step, expand, related_methods
 from cg.queries.lookup import citation, is_test, is_test_function, short_id
 from cg.queries.query import Query, Ranking, partial_vectors_note, unembedded
@@ -62,6 +63,8 @@ MIN_WEIGHT = 0.02
 TRIVIAL_LINES = 4  # a callee this short (def line included) that calls nothing in the repo is an accessor
 TRIVIAL_PENALTY = 0.5
 MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")  # a dotted name is one token
+_ENDINGS = ("s", "es", "ed", "d", "ing")  # plain forms tried for a word the tokenizer splits (unknown_words)
 _PRIMARY_KINDS = ("function", "method", "class")
 _ROUTE = re.compile(
     r"(^|\.)(route|get|post|put|patch|delete|head|options|websocket|api_route|api_view|endpoint)\b", re.I
@@ -186,7 +189,9 @@ def _relevant(store: GraphReader, query: Query, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def answerability(store: GraphReader, query: Query, hits: list[Hit], every: bool = False) -> dict[str, float]:
+def answerability(
+    store: GraphReader, query: Query, hits: list[Hit], every: bool = False, embedder: Embedder | None = None
+) -> dict[str, float]:
     """How likely the index can answer the question at all, from four signals of the hits search gave:
 
     - ``coverage``: the best hit's share of the question's IDF mass (the sum of the inverse document
@@ -197,18 +202,28 @@ def answerability(store: GraphReader, query: Query, hits: list[Hit], every: bool
     - ``cosine``: the best cosine between the question's and a hit's embedding, less the index's
       ``null_cosine`` (how close the best definition comes to a question about something else
       entirely, cg/ingest/baseline.py): the level of the raw cosine depends on the repository;
-    - ``cosine_gap``: how far the best cosine stands above the other hits' mean.
+    - ``cosine_gap``: how far the best cosine stands above the other hits' mean;
+    - ``unknown``: how many of the question's words no definition contains *and* the embedding
+      model's tokenizer does not keep whole ("smtp", "graphql", "msgpack", "keychain"; not "decide",
+      "pick" or "walk"): a question names a technology or a domain the code lacks, where an answerable
+      one that misses words misses the ordinary words of its paraphrase. The tokenizer's vocabulary
+      (~30k WordPieces learnt from general English text) is the frequency list, so no word list is
+      written here and no package is added for it; words written as code (``compute_backoff``) are
+      left out, since a misspelt name is not a missing topic.
 
     A logistic model over them (cg/queries/refusal_model.py, which weighs those it has weights for;
     fitted by benchmarks/refusal.py on answerable and unanswerable question sets, reported
     leave-one-repository-out) turns them into ``probability``; explain answers "nothing matches"
-    below the model's threshold, unless the question
-    names an identifier exactly. Cost: one vector read, and one full-text count per distinct term when
-    the model weighs the lexical signals (or ``every``, for the benchmark that fits it)."""
-    used = set(REFUSAL_MODEL["coef"])
+    below the model's threshold or when ``model_answers``' unknown-word rule says so, unless a hit is
+    pinned (``pinned``: an exact identifier, a quoted message's literal). Cost: one vector read; one
+    full-text count per distinct term when the model weighs coverage or missing (or ``every``, for the
+    benchmark that fits it); ``unknown`` asks the full-text index only about the words the tokenizer
+    splits."""
+    used = set(REFUSAL_MODEL["coef"]) | ({"unknown"} if "unknown_cosine" in REFUSAL_MODEL else set())
     coverage = missing = 0.0
     if every or used & {"coverage", "missing"}:
         coverage, missing = _lexical_signals(store, query, hits)
+    unknown = _unknown(store, query, hits, embedder) if embedder and (every or "unknown" in used) else 0
     ids = [h.id for h in hits]
     cosines = [0.0]
     if query.vector is not None and ids:
@@ -219,11 +234,41 @@ def answerability(store: GraphReader, query: Query, hits: list[Hit], every: bool
     features = {
         "coverage": coverage,
         "missing": missing,
+        "unknown": unknown,
         "cosine": cosines[0] - float(store.get_meta("null_cosine") or 0.0),  # relative to the index's baseline
         "cosine_gap": cosines[0] - float(np.mean(cosines[1:])) if len(cosines) > 1 else 0.0,
     }
-    z = REFUSAL_MODEL["intercept"] + sum(w * features[k] for k, w in REFUSAL_MODEL["coef"].items())
-    return {**{k: round(v, 4) for k, v in features.items()}, "probability": round(1 / (1 + math.exp(-z)), 4)}
+    return {**{k: round(v, 4) for k, v in features.items()}, "probability": round(probability(features), 4)}
+
+
+def probability(signals: Mapping[str, float], model: Mapping[str, Any] = REFUSAL_MODEL) -> float:
+    """The refusal model's probability that the index answers a question with these signals."""
+    z = model["intercept"] + sum(w * signals[k] for k, w in model["coef"].items())
+    return 1 / (1 + math.exp(-z))
+
+
+def model_answers(signals: Mapping[str, float], model: Mapping[str, Any] = REFUSAL_MODEL) -> bool:
+    """The refusal model's decision for a question no hit pins: the probability at its threshold or
+    above, and for a question with ``unknown`` words (a technology no definition names) a cosine of at
+    least ``unknown_cosine`` as well. The second rule only ever refuses more than the first: a question
+    the cosine alone refused stays refused (a logistic model over both features, measured the same
+    way, refused about as many unanswerable questions but moved the cosine threshold of every other
+    question down to pay for it; benchmarks/refusal.py compares both)."""
+    if probability(signals, model) < model["threshold"]:
+        return False
+    return not (signals.get("unknown", 0.0) > 0 and signals["cosine"] < model.get("unknown_cosine", -math.inf))
+
+
+# Hits pinned by what the question names exactly: a definition's identifier ("exact"), or the string
+# literal a quoted message comes from ("literal"). Either is the code the question is about, whatever
+# the model says: no unanswerable question of the five sets pinned one (benchmarks/refusal.py), and
+# 28 answerable ones quoting a message were left to the cosine, 5 of them below its threshold.
+PINS = ("exact", "literal")
+
+
+def pinned(hits: list[Hit]) -> bool:
+    """Whether a hit is pinned (PINS): explain answers then, without asking the model."""
+    return any(pin in h.ranks for h in hits for pin in PINS)
 
 
 def _lexical_signals(store: GraphReader, query: Query, hits: list[Hit]) -> tuple[float, float]:
@@ -238,6 +283,50 @@ def _lexical_signals(store: GraphReader, query: Query, hits: list[Hit]) -> tuple
     docs = store.lexical_docs(ids)
     coverage = max((sum(idf[t] for t in terms if t in set(docs.get(i, "").split())) / mass for i in ids), default=0.0)
     return coverage, missing
+
+
+def _unknown(store: GraphReader, query: Query, hits: list[Hit], embedder: Embedder) -> int:
+    """``answerability``'s unknown: the tokenizer is asked first, then the hits' own text, and only a
+    word that passes both costs a full-text lookup (usually none or one: a few ms even on Django)."""
+    terms = set(query.terms)
+    split = unknown_words({t: w for t, w in plain_words(query).items() if t in terms}, embedder)
+    if not split:
+        return 0
+    held = {token for text in store.lexical_docs([h.id for h in hits]).values() for token in text.split()}
+    return sum(1 for term in split if term not in held and not store.fulltext(term, 1, "Symbol"))
+
+
+def plain_words(query: Query) -> dict[str, str]:
+    """The question's words that are not written as code, by their lexical term (stem -> the word as
+    written, lower case); question words and numbers left out. A word in mixed case or with digits
+    ("GraphQL", "OAuth2", "POSTs") is one word, as the index holds it joined; a token with ``_`` or
+    ``.`` is code."""
+    words: dict[str, str] = {}
+    for token in _WORD.findall(query.text):
+        parts = [p for p in split_identifier(token) if p not in QUESTION_WORDS]
+        if "_" in token or "." in token or not parts:
+            continue
+        if len(parts) > 1:
+            words.setdefault("".join(split_identifier(token)), token.lower())
+        elif parts[0].isalpha() and len(parts[0]) > 1:
+            words.setdefault(stem(parts[0]), parts[0])
+    return words
+
+
+def unknown_words(words: dict[str, str], embedder: Embedder) -> list[str]:
+    """The terms of ``words`` whose word the embedding model's tokenizer splits into pieces in every
+    plain form (as written, without a plural or past-tense ending): words outside the general English
+    its vocabulary was learnt from. Without a tokenizer of its own (an estimate), none."""
+    counter = embedder.token_counter()
+    if counter is approx_tokens:
+        return []
+    forms = {
+        term: [word, *(word[: -len(end)] for end in _ENDINGS if word.endswith(end) and len(word) > len(end) + 2)]
+        for term, word in words.items()
+    }
+    flat = [form for each in forms.values() for form in each]
+    whole = {form for form, n in zip(flat, counter(flat), strict=True) if n == 1}
+    return [term for term, each in forms.items() if not whole & set(each)]
 
 
 def decorators(text: str) -> list[str]:
@@ -288,8 +377,8 @@ def explain(
     query = Query.of(query).with_vector(embedder)
     hits = search(store, embedder, query, limit=max(seeds * 4, 12), ranking=ranking)
     relevant = _relevant(store, query, hits)
-    signals = answerability(store, query, hits)
-    answerable = signals["probability"] >= REFUSAL_MODEL["threshold"] or any("exact" in h.ranks for h in hits)
+    signals = answerability(store, query, hits, embedder=embedder)
+    answerable = pinned(hits) or model_answers(signals)
     missing_vectors = unembedded(store)
     if missing_vectors:  # the model weighs cosines the index cannot give yet: the lexical rule decides
         answerable = bool(relevant)
