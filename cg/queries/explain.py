@@ -46,7 +46,7 @@ from cg.embed import Embedder, approx_tokens
 from cg.graph.store import CallRow, GraphReader
 from cg.lexical import QUESTION_WORDS, split_identifier, stem
 from cg.queries.expand import Step, expand, related_methods
-from cg.queries.lookup import citation, is_test, is_test_function, short_id
+from cg.queries.lookup import citation, is_example, is_test, is_test_function, short_id
 from cg.queries.query import Query, Ranking, partial_vectors_note, unembedded
 from cg.queries.refusal_model import MODEL as REFUSAL_MODEL
 from cg.queries.search import LEXICAL_POOL, Hit, search
@@ -395,8 +395,11 @@ def explain(
     up = expand(store, seed_ids, "in", depth + 1, fanout)
     down = expand(store, seed_ids, "out", depth, fanout, relevance=callee_relevance(store, query, hits))
     tests = [s for s in up if is_test(s.node)]
-    up = [s for s in up if not is_test(s.node)]
-    down = [s for s in down if not is_test(s.node) and not _constructor_twin(s, down)]
+    # Example and tutorial code that calls into the flow shows how to use it, not how it works: not a
+    # step, unless the question landed there (a seed in example code keeps its own flow).
+    side = is_test if any(is_example(h.symbol) for h in result.seeds) else _usage_side
+    up = [s for s in up if not side(s.node)]
+    down = [s for s in down if not side(s.node) and not _constructor_twin(s, down)]
     hub = store.caller_counts([s.id for s in down])
     via: dict[str, str] = {}
     for steps, name in ((up, "caller"), (down, "callee")):
@@ -409,7 +412,7 @@ def explain(
                 role[s.id] = name
     kept = _keep(seed_ids, weight, via, max_nodes)
     nodes = store.symbols(sorted(kept))
-    _add_overrides(store, nodes, weight, role)
+    _add_overrides(store, nodes, weight, role, side)
     edges = [
         FlowEdge(r.src, r.dst, r.line, r.resolved_by)
         for r in store.calls(sorted(n for n in nodes if role[n] != "override"), "out")
@@ -430,6 +433,11 @@ def explain(
     shown = {i: result.nodes[i].node.get("qualname") or i for i in result.order}
     result.sources = related_sources(store, embedder, query, shown)
     return result
+
+
+def _usage_side(node: dict[str, Any]) -> bool:
+    """Test, example or tutorial code: what uses the library rather than the library itself."""
+    return is_test(node) or is_example(node)
 
 
 def seed_weights(seeds: list[Hit]) -> dict[str, float]:
@@ -509,14 +517,21 @@ def _keep(seed_ids: list[str], weight: dict[str, float], via: dict[str, str], ma
 
 
 def _add_overrides(
-    store: GraphReader, nodes: dict[str, dict[str, Any]], weight: dict[str, float], role: dict[str, str]
+    store: GraphReader,
+    nodes: dict[str, dict[str, Any]],
+    weight: dict[str, float],
+    role: dict[str, str],
+    side: Callable[[dict[str, Any]], bool] = is_test,
 ) -> None:
-    """Overrides in subclasses of the methods the flow calls: a call through the base may run them."""
+    """Overrides in subclasses of the methods the flow calls: a call through the base may run them.
+    The library's own only (``side`` says what is not): a test that subclasses a view or a gateway
+    to exercise it is a test of the flow (listed as one when it calls into it), not a step of how the
+    code works, as callers and callees in test files are left out of the steps."""
     called = [n for i, n in nodes.items() if role[i] in ("callee", "seed")]
     found = related_methods(store, called, "in")
     extra = store.symbols(sorted({o["id"] for _, o in found} - set(nodes)))
     for base, override in found:
-        if override["id"] in extra and override["id"] not in role:
+        if override["id"] in extra and override["id"] not in role and not side(extra[override["id"]]):
             nodes[override["id"]] = {**extra[override["id"]], "overrides": base}
             weight[override["id"]] = weight[base] * DECAY
             role[override["id"]] = "override"
