@@ -28,7 +28,9 @@ Scored: cg's search with its defaults (``Index.search``, what ``cg search`` rank
 the plain BM25 baseline (benchmarks/bm25.py) over the snapshot's files; recall@10 and MRR (over the
 first 10), overall and split by whether the message names a gold definition's own name.
 
-    python benchmarks/commit_questions.py --repo PATH_TO_ATTRS_CLONE   # writes its RESULTS.md section
+    python benchmarks/commit_questions.py --repo ATTRS_CLONE --repo STARLETTE_CLONE --repo HTTPX_CLONE
+    # (python-attrs/attrs, encode/starlette, encode/httpx: each squashes its pull requests; writes the
+    # RESULTS.md section)
 """
 
 from __future__ import annotations
