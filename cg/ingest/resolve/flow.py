@@ -78,7 +78,8 @@ def definition_facts(text: str) -> DefinitionFacts | None:
     parameters = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
     returned: set[str] = set()
     returns_parameter = False
-    for ret in _own(node, ast.Return):
+    own = _own_nodes(node)
+    for ret in _own(own, ast.Return):
         if ret.value is None:
             continue
         if isinstance(ret.value, ast.Name) and ret.value.id in parameters:
@@ -89,12 +90,12 @@ def definition_facts(text: str) -> DefinitionFacts | None:
         parameters,
         frozenset(returned),
         returns_parameter,
-        _stored(node, parameters),
-        _registered(node, parameters),
-        _locals(node, parameters),
-        _getattrs(node),
-        _loops(node),
-        _appended(node),
+        _stored(own, parameters),
+        _registered(own, parameters),
+        _locals(own, parameters),
+        _getattrs(own),
+        _loops(own),
+        _appended(own),
     )
 
 
@@ -113,20 +114,20 @@ def _parse_definition(text: str) -> ast.Module:
     return ast.increment_lineno(ast.Module(body=body, type_ignores=[]), -1)
 
 
-def _loops(node: ast.AST) -> tuple[tuple[str, str, int, int], ...]:
+def _loops(own: list[ast.AST]) -> tuple[tuple[str, str, int, int], ...]:
     """``for token in tlist.tokens``: (``token``, ``tlist.tokens``, first line, last line) for each
     plain-name loop variable, the lines those of the loop statement or the comprehension (counted in
     the definition's text, its first line 1), so a call is matched with the loop around it."""
     out: list[tuple[str, str, int, int]] = []
-    statements: list[ast.For | ast.AsyncFor] = [*_own(node, ast.For), *_own(node, ast.AsyncFor)]
+    statements: list[ast.For | ast.AsyncFor] = [*_own(own, ast.For), *_own(own, ast.AsyncFor)]
     for loop in statements:
         if isinstance(loop.target, ast.Name):
             out.append((loop.target.id, ast.unparse(loop.iter), loop.lineno, loop.end_lineno or loop.lineno))
     comprehensions: list[ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp] = [
-        *_own(node, ast.ListComp),
-        *_own(node, ast.SetComp),
-        *_own(node, ast.GeneratorExp),
-        *_own(node, ast.DictComp),
+        *_own(own, ast.ListComp),
+        *_own(own, ast.SetComp),
+        *_own(own, ast.GeneratorExp),
+        *_own(own, ast.DictComp),
     ]
     for comp in comprehensions:
         for generator in comp.generators:
@@ -139,11 +140,11 @@ def _loops(node: ast.AST) -> tuple[tuple[str, str, int, int], ...]:
 _ADDS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1}
 
 
-def _appended(node: ast.AST) -> tuple[tuple[str, str], ...]:
+def _appended(own: list[ast.AST]) -> tuple[tuple[str, str], ...]:
     """``stack.preprocess.append(filters.KeywordCaseFilter())``: (``stack.preprocess``,
     ``filters.KeywordCaseFilter()``); ``extend([a, b])`` gives one pair per element."""
     out: list[tuple[str, str]] = []
-    for call in _own(node, ast.Call):
+    for call in _own(own, ast.Call):
         func = call.func
         if not isinstance(func, ast.Attribute) or call.keywords:
             continue
@@ -155,11 +156,11 @@ def _appended(node: ast.AST) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _locals(node: ast.AST, parameters: tuple[str, ...]) -> frozenset[str]:
-    """The plain names ``node``'s own body binds (``token = tlist[0]``, ``for token in ...``,
+def _locals(own: list[ast.AST], parameters: tuple[str, ...]) -> frozenset[str]:
+    """The plain names the definition's own body binds (``token = tlist[0]``, ``for token in ...``,
     ``with ... as fh``, ``(m := ...)``), not its parameters."""
     names: set[str] = set()
-    for bound in _own(node, ast.Name):
+    for bound in _own(own, ast.Name):
         if isinstance(bound.ctx, ast.Store):
             names.add(bound.id)
     return frozenset(names - set(parameters))
@@ -205,12 +206,12 @@ def getattr_name(expr: ast.expr, assigned: dict[str, ast.expr], depth: int = 0) 
     return f"{start}*" if start else None
 
 
-def _getattrs(node: ast.AST) -> tuple[tuple[str, str, str, str], ...]:
-    """``<variable> = getattr(<receiver>, <name>[, <default>])`` statements of ``node``'s own body whose
+def _getattrs(own: list[ast.AST]) -> tuple[tuple[str, str, str, str], ...]:
+    """``<variable> = getattr(<receiver>, <name>[, <default>])`` statements of the definition's own body whose
     name has a known start (``getattr_name``); a start that is only underscores tells nothing."""
     assigned: dict[str, ast.expr] = {}
     found: list[tuple[str, str, str, str]] = []
-    statements = sorted(_own(node, ast.Assign), key=lambda a: (a.lineno, a.col_offset))
+    statements = sorted(_own(own, ast.Assign), key=lambda a: (a.lineno, a.col_offset))
     for statement in statements:
         if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
             continue
@@ -231,11 +232,11 @@ def _getattrs(node: ast.AST) -> tuple[tuple[str, str, str, str], ...]:
     return tuple(found)
 
 
-def _registered(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """``<container>[<key>] = <parameter>`` statements of ``node``'s own body, as (parameter, container)
+def _registered(own: list[ast.AST], parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``<container>[<key>] = <parameter>`` statements of the definition's own body, as (parameter, container)
     with the container a name or a dotted attribute (``ROUTES``, ``self.routes``)."""
     out: list[tuple[str, str]] = []
-    for statement in _own(node, ast.Assign):
+    for statement in _own(own, ast.Assign):
         value = statement.value
         if not isinstance(value, ast.Name) or value.id not in parameters:
             continue
@@ -247,12 +248,12 @@ def _registered(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, 
     return tuple(out)
 
 
-def _stored(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """``self.<attr> = <parameter>`` statements of ``node``'s own body, as (parameter, attribute)."""
+def _stored(own: list[ast.AST], parameters: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``self.<attr> = <parameter>`` statements of the definition's own body, as (parameter, attribute)."""
     if not parameters:
         return ()
     out: list[tuple[str, str]] = []
-    for statement in _own(node, ast.Assign):
+    for statement in _own(own, ast.Assign):
         value = statement.value
         if not isinstance(value, ast.Name) or value.id not in parameters[1:]:
             continue
@@ -266,15 +267,21 @@ def _stored(node: ast.AST, parameters: tuple[str, ...]) -> tuple[tuple[str, str]
     return tuple(out)
 
 
-def _own(node: ast.AST, kind: type[_Node]) -> list[_Node]:
-    """The ``kind`` nodes of ``node`` itself (its return or assignment statements), not of the
-    definitions nested in it."""
-    out: list[_Node] = []
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
+    """Every node of ``node`` itself (its return or assignment statements, their expressions), not
+    of the definitions or lambdas nested in it. Walked once per definition: each fact then filters
+    this list (``_own``) instead of walking the tree again, which made the facts the largest part of
+    re-resolving a few files in a big project (Django: 2.1 of 5.8 s for 14 files)."""
+    out: list[ast.AST] = []
     stack = list(ast.iter_child_nodes(node))
     while stack:
         child = stack.pop()
-        if isinstance(child, kind):
-            out.append(child)
+        out.append(child)
         if not isinstance(child, (*_DEF, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(child))
     return out
+
+
+def _own(own: list[ast.AST], kind: type[_Node]) -> list[_Node]:
+    """The ``kind`` nodes among a definition's own nodes (``_own_nodes``), in the order of its walk."""
+    return [n for n in own if isinstance(n, kind)]
