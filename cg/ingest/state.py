@@ -15,9 +15,12 @@ half-updated graph behind (the check is cg/ingest/freshness.py's ``trusted``).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,9 +102,27 @@ def load_state(path: Path) -> IndexState | None:
     if path.is_symlink() or not path.is_file():
         return None
     try:
-        return msgspec.msgpack.decode(path.read_bytes(), type=IndexState)
+        data = path.read_bytes()
+        with _collector_paused():
+            return msgspec.msgpack.decode(data, type=IndexState)
     except (OSError, msgspec.DecodeError):
         return None
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the state is decoded or encoded. Decoding
+    allocates millions of records (Django: 158 MB of state), and each allocation burst set off
+    collections that walked every record made so far: 1.7 of the 2.0 s the decode took, and none of
+    it found garbage (the records hold no cycles). Restored as it was, so a caller that runs with the
+    collector off keeps it off."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def save_state(path: Path, state: IndexState) -> None:
@@ -109,7 +130,9 @@ def save_state(path: Path, state: IndexState) -> None:
     pickle a repository shipped under the old name is removed, never read."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_bytes(msgspec.msgpack.encode(state))
+    with _collector_paused():
+        data = msgspec.msgpack.encode(state)
+    tmp.write_bytes(data)
     tmp.replace(path)
     for old in path.parent.glob("state-*.pickle"):
         old.unlink(missing_ok=True)
