@@ -119,17 +119,22 @@ def _parts(body: list[str], max_chars: int) -> Iterable[tuple[int, list[str]]]:
         yield first, part
 
 
+def mentionable(symbols: Iterable[Symbol]) -> list[tuple[str, str, str]]:
+    """(id, name, qualname) of the symbols a document can mention, all that ``MentionIndex`` reads of
+    them: when a run leaves these unchanged and rewrites no document, every mention stays as it was."""
+    # a module is named by its path, and a lambda has no name a document could write
+    return [(s.id, s.name, s.qualname) for s in symbols if s.kind != "module" and s.retrievable]
+
+
 class MentionIndex:
     """Symbol lookup for the names a document writes."""
 
     def __init__(self, symbols: Iterable[Symbol]) -> None:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.qualname: dict[str, str] = {}
-        for s in symbols:
-            if s.kind == "module" or not s.retrievable:  # a lambda has no name a document could write
-                continue
-            self.by_name[s.name].append(s.id)
-            self.qualname[s.id] = s.qualname
+        for sid, name, qualname in mentionable(symbols):
+            self.by_name[name].append(sid)
+            self.qualname[sid] = qualname
 
     def _suffix(self, dotted: str) -> list[str]:
         tail = "." + dotted

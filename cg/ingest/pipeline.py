@@ -28,7 +28,7 @@ from cg.graph.store import FileWrite, GraphWriter
 from cg.ingest import freshness, git
 from cg.ingest.baseline import PROBES, write_null_cosine
 from cg.ingest.chunk import Chunked, TokenCounter, chunk_file
-from cg.ingest.docs import MentionIndex, split_document
+from cg.ingest.docs import MentionIndex, mentionable, split_document
 from cg.ingest.history import History, read_history, write_history
 from cg.ingest.languages import Extractors
 from cg.ingest.languages.registry import file_module, languages_of_kind, resolved_by_python
@@ -851,9 +851,10 @@ def write(
             _write_retimed_documents(store, files, planned, vectors.width)
             written = _write_edges(store, files, resolved, rewritten, failed)
             advance(1)
-            _write_mentions(
-                store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
-            )
+            if _names_may_have_changed(planned, parsed):
+                _write_mentions(
+                    store, files, parsed.extractions, {s.path for s in planned.documents} if planned.trusted else None
+                )
             history = embedded.history
             write_history(
                 store, history, vectors.take(len(history.new)), written | set(planned.removed), not planned.trusted
@@ -993,6 +994,20 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
     summary.too_large, summary.unreadable = report.too_large, report.unreadable
     summary.secret_files = report.secret_files
     summary.other_files, summary.ignored = report.other_text, report.ignored
+
+
+def _names_may_have_changed(planned: Plan, parsed: Parsed) -> bool:
+    """Whether this run can change a document's mentions: a full run, a document changed or removed,
+    or a code file whose mentionable names (``mentionable``) differ from the saved ones. A body-only
+    edit changes none, and the lookup of every document's names against every symbol is skipped."""
+    if not planned.trusted or planned.documents or planned.removed:
+        return True
+    saved = planned.state.files
+    for path, ex in parsed.fresh.items():
+        before = saved[path].extraction if path in saved else None
+        if before is None or mentionable(before.symbols) != mentionable(ex.symbols):
+            return True
+    return False
 
 
 def _write_mentions(

@@ -198,3 +198,44 @@ def test_a_changed_decorator_re_resolves_the_callers_of_what_it_decorates(tmp_pa
         store.close()
     diff = differences(got, _full_rebuild(repo, embedder))
     assert not diff, "\n".join(diff)
+
+
+def test_mentions_are_recomputed_only_when_a_name_a_document_could_write_changed(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/payment-retries.md mentions `schedule_payment_retry`. A body-only edit changes no name a
+    document could write, so the run does not look up every document's mentions again (Django: 0.4 s
+    of a one-file edit); renaming the function does, and the graph is then what a full rebuild gives."""
+    import cg.ingest.pipeline as pipeline
+
+    built: list[int] = []
+    real = pipeline.MentionIndex
+
+    def counting(symbols):
+        built.append(1)
+        return real(symbols)
+
+    monkeypatch.setattr(pipeline, "MentionIndex", counting)
+    repo = copy_shop(tmp_path / "shop")
+    settings, store = _open("kuzu", repo)
+    retry = repo / "shop" / "payments" / "retry.py"
+    try:
+        index_repository(settings, store, embedder)
+        assert built == [1]
+        text = retry.read_text()
+        retry.write_text(
+            text.replace("    attempts = payment.attempt_count\n", "    attempts = payment.attempt_count  # so far\n")
+        )
+        assert retry.read_text() != text
+        assert index_repository(settings, store, embedder).mode == "incremental"
+        assert built == [1]
+        assert any("schedule_payment_retry" in str(row) for row in dump(store)["MENTIONS"])
+        retry.write_text(retry.read_text().replace("schedule_payment_retry", "schedule_retry"))
+        assert index_repository(settings, store, embedder).mode == "incremental"
+        assert built == [1, 1]
+        got = dump(store)
+    finally:
+        store.close()
+    assert not any("schedule_payment_retry" in str(row) for row in got["MENTIONS"])
+    diff = differences(got, _full_rebuild(repo, embedder))
+    assert not diff, "\n".join(diff)
