@@ -48,6 +48,7 @@ from cg.ingest.state import (
     new_token,
     save_state,
     state_path,
+    thaw,
 )
 from cg.ingest.walk import SourceFile, WalkReport, file_kind, walk
 from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction, FileRecord, ResolvedBy
@@ -371,6 +372,21 @@ def index_repository(
     computed: ``now`` in this run, ``later`` by a later run (``cg index``, ``cg watch``). Either way a
     run that must compute many (``DEFER_AT``) writes the graph and its full-text index first, as a
     complete run readers can query, and sets the vectors after it (``fill_vectors``)."""
+    try:
+        return _index_repository(settings, store, embedder, progress, full, since, embed_mode)
+    finally:
+        thaw()  # the saved state's records, frozen when it was loaded (cg/ingest/state.py)
+
+
+def _index_repository(
+    settings: Settings,
+    store: GraphWriter,
+    embedder: Embedder,
+    progress: Progress | None,
+    full: bool,
+    since: str | None,
+    embed_mode: str | None,
+) -> IndexSummary:
     progress = progress or _Silent()
     embed_mode = embed_mode or settings.embed
     summary = IndexSummary(repo=str(settings.repo), backend=store.backend)

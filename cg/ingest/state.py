@@ -104,9 +104,37 @@ def load_state(path: Path) -> IndexState | None:
     try:
         data = path.read_bytes()
         with _collector_paused():
-            return msgspec.msgpack.decode(data, type=IndexState)
+            state = msgspec.msgpack.decode(data, type=IndexState)
+            gc.freeze()  # see _collector_paused; ``thaw`` undoes it
+            return state
     except (OSError, msgspec.DecodeError):
         return None
+
+
+@dataclass
+class StateHeader:
+    """What ``cg status`` reads of a saved state: whether the next run can build on it."""
+
+    fingerprint: str
+    token: str = ""
+    settings: dict[str, str] = field(default_factory=dict)
+
+
+def load_state_header(path: Path) -> StateHeader | None:
+    """The saved state's fingerprint, token and settings, decoded without its records (msgspec skips
+    the fields ``StateHeader`` does not name): Django's state in 0.1 s instead of seconds."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        return msgspec.msgpack.decode(path.read_bytes(), type=StateHeader)
+    except (OSError, msgspec.DecodeError):
+        return None
+
+
+def thaw() -> None:
+    """Give the records ``load_state`` froze back to the cyclic collector: called when an index run
+    ends, so a long-lived process (``cg watch``, ``cg mcp``) collects as usual between runs."""
+    gc.unfreeze()
 
 
 @contextmanager
@@ -115,7 +143,13 @@ def _collector_paused() -> Iterator[None]:
     allocates millions of records (Django: 158 MB of state), and each allocation burst set off
     collections that walked every record made so far: 1.7 of the 2.0 s the decode took, and none of
     it found garbage (the records hold no cycles). Restored as it was, so a caller that runs with the
-    collector off keeps it off."""
+    collector off keeps it off.
+
+    The decoded records are then frozen (``gc.freeze``: kept out of every later collection) before the
+    collector resumes: left young, they were walked by the next collections of the run all the same
+    (Django's one-file edit: 7.5 s with the pause alone, 6.3 s with the freeze). They are plain
+    records that refcounting frees; what the freeze could hold back is only cyclic garbage made
+    before it, until ``thaw``."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

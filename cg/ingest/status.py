@@ -10,7 +10,7 @@ from typing import Any
 from cg.config import Settings
 from cg.graph.store import GraphReader
 from cg.ingest import git
-from cg.ingest.state import fingerprint, index_settings, load_state, state_path
+from cg.ingest.state import fingerprint, index_settings, load_state_header, state_path
 from cg.ingest.walk import WalkReport, walk
 
 
@@ -60,7 +60,7 @@ def index_status(settings: Settings, store: GraphReader) -> Status:
         unembedded_files=int(store.get_meta("unembedded_files") or 0),
         unembedded_commits=int(store.get_meta("unembedded_commits") or 0),
     )
-    state = load_state(state_path(settings.checked_index_dir(), store.backend))
+    state = load_state_header(state_path(settings.checked_index_dir(), store.backend))
     if state is None:
         status.next_run = "full (no saved state from a previous run here)"
     elif not state.token or state.token != store.get_meta("state_token"):
@@ -68,7 +68,7 @@ def index_status(settings: Settings, store: GraphReader) -> Status:
     else:
         now_settings = index_settings(settings)
         if state.fingerprint != fingerprint(*now_settings.values()):
-            before = getattr(state, "settings", None) or {}  # states saved before names were kept have none
+            before = state.settings  # states saved before names were kept have none
             changed = [name for name, value in now_settings.items() if before.get(name) != value] if before else []
             what = ", ".join(f"{name} {before[name]} -> {now_settings[name]}" for name in changed if name in before)
             status.next_run = f"full (settings that shape the index changed: {what or 'since the last run'})"
