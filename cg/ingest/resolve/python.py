@@ -231,6 +231,9 @@ class Resolver:
             self.bindings[ex.file.path] = table
             self.star_imports[ex.file.path] = stars
         self._mro_cache: dict[str, list[Symbol]] = {}
+        self._mro_pending = 0  # linearisations under way: their classes' MROs are provisional
+        # (class id, member name, skip_self) -> what ``member`` found, once no MRO is provisional
+        self._member_cache: dict[tuple[str, str, bool], Symbol | None] = {}
         self._typing: set[tuple[str, str]] = set()
         self._subclasses: dict[str, list[Symbol]] | None = None
         self._by_method_name: dict[str, list[Symbol]] | None = None
@@ -312,6 +315,15 @@ class Resolver:
         if cached is not None:
             return cached
         self._mro_cache[cls.id] = [cls]  # while computing: a base that refers back sees the class alone
+        self._mro_pending += 1
+        try:
+            order = self._linearise(cls)
+        finally:
+            self._mro_pending -= 1
+        self._mro_cache[cls.id] = order
+        return order
+
+    def _linearise(self, cls: Symbol) -> list[Symbol]:
         bases = self.direct_bases(cls)
         sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
         order: list[Symbol] = [cls]
@@ -327,7 +339,6 @@ class Resolver:
                 break
             order.append(head)
             sequences = [seq[1:] if seq[0].id == head.id else seq for seq in sequences]
-        self._mro_cache[cls.id] = order
         return order
 
     def overrides(self, method: Symbol, base_method: Symbol) -> bool:
@@ -340,11 +351,20 @@ class Resolver:
         return any(k.id == base_owner.id for k in self.mro(owner)[1:])
 
     def member(self, cls: Symbol, name: str, skip_self: bool = False) -> Symbol | None:
+        """What ``cls.name`` finds along the MRO. Remembered: class-hierarchy dispatch asks it of every
+        subclass of a class for each ``self.m()`` call (Django's base classes have hundreds), 440,000
+        times for 14 re-resolved files; not while an MRO is being computed, when one may be partial."""
+        key = (cls.id, name, skip_self)
+        if key in self._member_cache:
+            return self._member_cache[key]
+        found = None
         for klass in self.mro(cls)[1 if skip_self else 0 :]:
             found = self.children.get(klass.id, {}).get(name)
             if found is not None:
-                return found
-        return None
+                break
+        if not self._mro_pending:
+            self._member_cache[key] = found
+        return found
 
     def enclosing_method(self, sym: Symbol | None) -> Symbol | None:
         """The method whose body holds ``sym`` (itself, or a lambda or closure inside it); None when a
