@@ -64,6 +64,25 @@ class IndexState:
     unembedded_commits: list[str] = field(default_factory=list)  # commit ids
 
 
+@dataclass
+class _Stored:
+    """``IndexState`` as stored, with each file's record left encoded (``msgspec.Raw``): decoded one by
+    one on load, and written back as the same bytes when a run leaves the record as it was loaded
+    (``save_state``), so a one-file edit re-encodes one file instead of the whole project."""
+
+    fingerprint: str
+    token: str = ""
+    head: str = ""
+    files: dict[str, msgspec.Raw] = field(default_factory=dict)
+    commits: dict[str, CommitRecord] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    unembedded: list[str] = field(default_factory=list)
+    unembedded_commits: list[str] = field(default_factory=list)
+
+
+_FILE = msgspec.msgpack.Decoder(FileState)
+
+
 def fingerprint(*parts: object) -> str:
     return hashlib.sha256("\x1f".join([STATE_VERSION, *map(str, parts)]).encode()).hexdigest()[:16]
 
@@ -104,11 +123,24 @@ def load_state(path: Path) -> IndexState | None:
     try:
         data = path.read_bytes()
         with _collector_paused():
-            state = msgspec.msgpack.decode(data, type=IndexState)
+            stored = msgspec.msgpack.decode(data, type=_Stored)
+            files = {p: _FILE.decode(raw) for p, raw in stored.files.items()}
             gc.freeze()  # see _collector_paused; ``thaw`` undoes it
-            return state
     except (OSError, msgspec.DecodeError):
         return None
+    state = IndexState(
+        stored.fingerprint,
+        stored.token,
+        stored.head,
+        files,
+        stored.commits,
+        stored.settings,
+        stored.unembedded,
+        stored.unembedded_commits,
+    )
+    # each record with the bytes it was decoded from: an attribute, not a field, so never stored
+    state._loaded = {p: (files[p], raw) for p, raw in stored.files.items()}  # type: ignore[attr-defined]
+    return state
 
 
 @dataclass
@@ -164,8 +196,25 @@ def save_state(path: Path, state: IndexState) -> None:
     pickle a repository shipped under the old name is removed, never read."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    loaded: dict[str, tuple[FileState, msgspec.Raw]] = getattr(state, "_loaded", {})
     with _collector_paused():
-        data = msgspec.msgpack.encode(state)
+        files: dict[str, msgspec.Raw] = {}
+        for p, record in state.files.items():
+            before = loaded.get(p)
+            # the very record that was loaded (records are replaced, never changed in place): its bytes
+            kept = before is not None and before[0] is record
+            files[p] = before[1] if before is not None and kept else msgspec.Raw(msgspec.msgpack.encode(record))
+        stored = _Stored(
+            state.fingerprint,
+            state.token,
+            state.head,
+            files,
+            state.commits,
+            state.settings,
+            state.unembedded,
+            state.unembedded_commits,
+        )
+        data = msgspec.msgpack.encode(stored)
     tmp.write_bytes(data)
     tmp.replace(path)
     for old in path.parent.glob("state-*.pickle"):

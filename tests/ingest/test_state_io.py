@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 from cg.ingest.state import FileState, IndexState, load_state, save_state, thaw
 from cg.model import Edge
@@ -91,3 +92,54 @@ def test_an_index_run_gives_the_state_it_froze_back_to_the_collector(tmp_path, m
     assert gc.get_freeze_count() > 0  # loaded on its own: frozen until thawed
     thaw()
     assert gc.get_freeze_count() == 0
+
+
+def test_records_a_run_kept_are_written_back_as_loaded_and_the_rest_as_they_are_now(tmp_path, monkeypatch):
+    """The state after each kind of edit, read back from disk, equals the run's state in memory
+    encoded whole: the bytes reused for the records a run kept are never stale."""
+    import msgspec
+
+    import cg.ingest.pipeline as pipeline
+    from cg.config import load_settings
+    from cg.embed import embedder_for
+    from cg.graph.kuzu_store import KuzuStore
+    from cg.ingest.pipeline import index_repository
+    from cg.ingest.state import FileState as Record
+    from tests.conftest import copy_shop
+    from tests.ingest.edits import EDITS, apply
+
+    saved: list[tuple[Path, bytes, int]] = []
+    real_save = pipeline.save_state
+
+    def keeping(path, state):
+        reused = sum(1 for p, r in state.files.items() if getattr(state, "_loaded", {}).get(p, (None,))[0] is r)
+        saved.append((path, msgspec.msgpack.encode(state), reused))
+        real_save(path, state)
+
+    monkeypatch.setattr(pipeline, "save_state", keeping)
+    repo = copy_shop(tmp_path / "shop")
+    settings = load_settings(repo, resolver="name")
+    embedder = embedder_for(settings)
+    store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    try:
+        index_repository(settings, store, embedder)
+        for n in range(len(EDITS)):
+            done = apply(repo, n, 11 + n)
+            assert index_repository(settings, store, embedder).mode == "incremental", done
+            path, whole, reused = saved[-1]
+            on_disk = msgspec.msgpack.decode(path.read_bytes(), type=IndexState)
+            assert on_disk == msgspec.msgpack.decode(whole, type=IndexState), done
+            assert 0 < reused < len(on_disk.files), done  # some records kept, as bytes; some written anew
+            assert all(isinstance(r, Record) for r in on_disk.files.values())
+    finally:
+        store.close()
+        thaw()
+
+
+def test_the_stored_form_has_every_field_of_the_state():
+    """A field added to ``IndexState`` and not to its stored form would be dropped on every load."""
+    from dataclasses import fields
+
+    from cg.ingest.state import _Stored
+
+    assert [f.name for f in fields(_Stored)] == [f.name for f in fields(IndexState)]
