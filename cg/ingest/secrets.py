@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from functools import cache
 
 # Private keys, keystores and credential files, by file name (lower-cased; fnmatch patterns).
@@ -103,10 +103,15 @@ _K8S_SECRET = re.compile(rb"^kind\s*:\s*[\"']?Secret[\"']?\s*$", re.MULTILINE)
 _NPM_TOKEN = re.compile(rb"_authToken\s*=|_auth\s*=|_password\s*=")
 
 
+# the name patterns as one expression: what ``fnmatchcase`` does per pattern (each translated by
+# ``fnmatch.translate``, as fnmatchcase itself does), asked once per file instead of 40 times
+_SECRET_NAME = re.compile("|".join(translate(pattern) for pattern in SECRET_FILE_NAMES))
+
+
 def secret_by_name(path: str) -> bool:
     """Whether a file's name alone says it holds credentials (it is then never read)."""
     name = path.rsplit("/", 1)[-1].lower()
-    if any(fnmatchcase(name, pattern) for pattern in SECRET_FILE_NAMES):
+    if _SECRET_NAME.match(name):
         return True
     dot = name.rfind(".")
     extension = name[dot:] if dot > 0 else ""

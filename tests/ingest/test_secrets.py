@@ -420,3 +420,41 @@ def test_examples_shop_cgignore_keeps_the_answer_key_out() -> None:
     shop = Path(__file__).resolve().parents[2] / "examples" / "shop"
     assert (shop / "QUESTIONS.yaml").is_file()
     assert "QUESTIONS.yaml" not in [f.path for f in walk(shop, WalkReport())]
+
+
+def test_the_name_rules_decide_as_fnmatch_does_pattern_by_pattern() -> None:
+    """The patterns are asked as one expression; the reference is ``fnmatchcase`` per pattern, on
+    every name in this repository and on names built around each pattern's edges."""
+    from fnmatch import fnmatchcase
+
+    from cg.ingest.secrets import SECRET_CONFIG_EXTENSIONS, SECRET_CONFIG_WORDS, SECRET_FILE_NAMES
+
+    def reference(path: str) -> bool:
+        name = path.rsplit("/", 1)[-1].lower()
+        if any(fnmatchcase(name, pattern) for pattern in SECRET_FILE_NAMES):
+            return True
+        dot = name.rfind(".")
+        extension = name[dot:] if dot > 0 else ""
+        return extension in SECRET_CONFIG_EXTENSIONS and any(word in name for word in SECRET_CONFIG_WORDS)
+
+    root = Path(__file__).resolve().parents[2]
+    names = {p.name for p in root.rglob("*") if ".venv" not in p.parts and ".git" not in p.parts}
+    for pattern in SECRET_FILE_NAMES:
+        core = pattern.replace("*", "")
+        for variant in (
+            core,
+            "x" + core,
+            core + "x",
+            core + ".bak",
+            "." + core,
+            core.upper(),
+            "a/" + core,
+            core + "\n",
+        ):
+            names.add(variant)
+        names.add(pattern.replace("*", "prod"))
+        names.add(pattern.replace("*", ""))
+    assert len(names) > 1000
+    assert sum(reference(n) for n in names) > 50
+    for name in names:
+        assert secret_by_name(name) == reference(name), name
