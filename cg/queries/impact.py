@@ -211,15 +211,20 @@ class _Fixtures:
         in_tests = [i for i, n in self.store.symbols(ids, with_text=False).items() if is_test(n)]
         if not in_tests:
             return []
-        if self._by_param is None:
+        fixtures = {
+            fid: fixture
+            for fid, fixture in self.store.symbols(in_tests).items()
+            if any(d.split("(", 1)[0].split(".")[-1] == "fixture" for d in decorators(fixture.get("text") or ""))
+        }
+        if not fixtures:  # a test-file definition that is no fixture: nothing to match (Django's tests)
+            return []
+        if self._by_param is None:  # every test function's parameters, read once the first fixture is reached
             self._by_param = {}
             for fn in self.store.test_functions():
                 for name in parameters(fn.get("signature") or ""):
                     self._by_param.setdefault(name, []).append(fn)
         rows = []
-        for fid, fixture in self.store.symbols(in_tests).items():
-            if not any(d.split("(", 1)[0].split(".")[-1] == "fixture" for d in decorators(fixture.get("text") or "")):
-                continue
+        for fid, fixture in fixtures.items():
             folder = posixpath.dirname(fixture["path"])
             shared = posixpath.basename(fixture["path"]) == "conftest.py"
             for user in self._by_param.get(fixture["name"], []):

@@ -47,7 +47,7 @@ def current_method():
     return "GET"
 '''
 
-TESTS = '''
+TESTS = """
 from webkit.views import MethodView, View
 
 
@@ -68,7 +68,7 @@ def test_method_view():
             return super().dispatch_request(**kwargs)
 
     assert Users.as_view("users")() == "users"
-'''
+"""
 
 
 EXAMPLE = '''
