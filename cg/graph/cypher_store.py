@@ -130,6 +130,11 @@ class CypherStore(ABC):
     def _records(self, query: str, params: dict[str, Any], columns: tuple[str, ...]) -> list[dict[str, Any]]:
         return [dict(zip(columns, row, strict=True)) for row in self._read(query, params)]
 
+    def _read_by_ids(self, query: str, ids: list[str]) -> list[list[Any]]:
+        """The rows of a read of nodes by id (``MATCH (n:Label ...) WHERE n.id IN $ids RETURN ...``), in
+        no particular order: one statement here; a backend may answer it otherwise (KuzuStore)."""
+        return self._read(query, {"ids": ids})
+
     # -- meta ----------------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         if not self._has("Meta"):
@@ -276,7 +281,7 @@ class CypherStore(ABC):
         if not ids or label not in ("Doc", "Commit"):
             return {}
         out: dict[str, dict[str, Any]] = {}
-        for (node,) in self._read(q.nodes_by_id(label), {"ids": ids}):
+        for (node,) in self._read_by_ids(q.nodes_by_id(label), ids):
             # a Kùzu node is a dict with _id/_label besides the properties; a Neo4j node a mapping of them
             out[node["id"]] = {k: v for k, v in dict(node).items() if not k.startswith("_") and k != "embedding"}
         return out
@@ -284,28 +289,28 @@ class CypherStore(ABC):
     def chunk_owners(self, ids: list[str]) -> dict[str, str]:
         if not ids:
             return {}
-        return {r[0]: r[1] for r in self._read(q.CHUNK_OWNERS, {"ids": ids})}
+        return {r[0]: r[1] for r in self._read_by_ids(q.CHUNK_OWNERS, ids)}
 
     def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
         if not ids:
             return {}
-        if with_text:
-            rows = self._records(q.SYMBOLS_WITH_TEXT, {"ids": ids}, (*SUMMARY_FIELDS, "text", "header"))
-        else:
-            rows = self._records(q.SYMBOLS, {"ids": ids}, SUMMARY_FIELDS)
+        query, columns = (
+            (q.SYMBOLS_WITH_TEXT, (*SUMMARY_FIELDS, "text", "header")) if with_text else (q.SYMBOLS, SUMMARY_FIELDS)
+        )
+        rows = [dict(zip(columns, row, strict=True)) for row in self._read_by_ids(query, ids)]
         return {row["id"]: row for row in rows}
 
     def lexical_docs(self, ids: list[str], label: str = "Symbol", field: str = "search_text") -> dict[str, str]:
         if not ids:
             return {}
-        rows = self._read(q.node_ids_and(*q.text_field(label, field)), {"ids": ids})
+        rows = self._read_by_ids(q.node_ids_and(*q.text_field(label, field)), ids)
         return {r[0]: r[1] or "" for r in rows}
 
     def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
         q.vector_prop(label, prop)
         if not ids:
             return {}
-        rows = self._read(q.node_ids_and(label, prop), {"ids": ids})
+        rows = self._read_by_ids(q.node_ids_and(label, prop), ids)
         return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}
 
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
