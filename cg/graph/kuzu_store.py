@@ -510,6 +510,19 @@ class KuzuStore(CypherStore):
             self._keep_fetched(("Chunk", "owner_id"), {r[0]: r[3] for r in rows}, add=True)
         return [(r[0], float(r[1])) for r in rows]
 
+    def best_cosines(self, vectors: np.ndarray) -> list[float]:
+        """The best cosine between each of ``vectors`` and any definition's vector, in one scan of the
+        Symbol table (cg/ingest/baseline.py); 0.0 each in an index without vectors."""
+        if not len(vectors):
+            return []
+        dim = int(vectors.shape[1])
+        columns = ", ".join(
+            f"max(array_cosine_similarity(n.embedding, CAST($p{i} AS FLOAT[{dim}])))" for i in range(len(vectors))
+        )
+        params = {f"p{i}": v.astype(float).tolist() for i, v in enumerate(vectors)}
+        rows = self._read(f"MATCH (n:Symbol) WHERE n.repo = $repo AND n.embedding IS NOT NULL RETURN {columns}", params)
+        return [float(x) if x is not None else 0.0 for x in (rows[0] if rows else [None] * len(vectors))]
+
     # Candidates come with what ranking them reads next. Kùzu 0.11.3 answers a read of nodes by a list
     # of ids by scanning the table (``_read_by_ids``): re-reading the 300 full-text candidates' texts
     # and the chunks' owners took 120 of an explain's 590 ms on Django. So ``fulltext`` and ``vector``

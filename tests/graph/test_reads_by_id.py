@@ -81,3 +81,16 @@ def test_reads_answered_from_the_last_hits_give_the_answers_the_database_gives(i
         again = [(index.search(q).as_dict(), index.explain(q).as_dict()) for q in questions]
         assert any("owner_id" in s for s in scans)  # now read again from the tables
     assert answers == again
+
+
+def test_the_probes_best_cosines_in_one_scan_equal_probe_by_probe(indexed_shop):
+    from cg.ingest.baseline import PROBES, best_cosine
+
+    repo, _ = indexed_shop
+    with open_index(repo) as index:
+        probes = index.embedder.embed(list(PROBES))
+        one_scan = index.store.best_cosines(probes)
+        by_probe = [best_cosine(index.store, v) for v in probes]
+    assert len(one_scan) == len(PROBES)
+    assert np.allclose(one_scan, by_probe, atol=1e-6)
+    assert 0.0 < float(np.mean(one_scan)) < 0.3
