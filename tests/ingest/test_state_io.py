@@ -57,10 +57,8 @@ def test_a_caller_that_runs_without_the_collector_keeps_it_off(tmp_path):
         thaw()
 
 
-def test_an_index_run_gives_the_state_it_froze_back_to_the_collector(tmp_path, monkeypatch):
-    """The loaded records are frozen for the run (the collector would walk them again and again) and
-    thawed when it ends, so a long-lived ``cg watch`` collects between runs."""
-    import cg.ingest.pipeline as pipeline
+def _indexed_shop(tmp_path: Path):
+    """examples/shop copied and indexed once (name resolver): (repo, settings, embedder, open store)."""
     from cg.config import load_settings
     from cg.embed import embedder_for
     from cg.graph.kuzu_store import KuzuStore
@@ -71,8 +69,18 @@ def test_an_index_run_gives_the_state_it_froze_back_to_the_collector(tmp_path, m
     settings = load_settings(repo, resolver="name")
     embedder = embedder_for(settings)
     store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    index_repository(settings, store, embedder)
+    return repo, settings, embedder, store
+
+
+def test_an_index_run_gives_the_state_it_froze_back_to_the_collector(tmp_path, monkeypatch):
+    """The loaded records are frozen for the run (the collector would walk them again and again) and
+    thawed when it ends, so a long-lived ``cg watch`` collects between runs."""
+    import cg.ingest.pipeline as pipeline
+    from cg.ingest.pipeline import index_repository
+
+    repo, settings, embedder, store = _indexed_shop(tmp_path)
     try:
-        index_repository(settings, store, embedder)
         retry = repo / "shop" / "payments" / "retry.py"
         retry.write_text(retry.read_text() + "\n\ndef retry_budget():\n    return 3\n")
         frozen: list[int] = []
@@ -100,12 +108,8 @@ def test_records_a_run_kept_are_written_back_as_loaded_and_the_rest_as_they_are_
     import msgspec
 
     import cg.ingest.pipeline as pipeline
-    from cg.config import load_settings
-    from cg.embed import embedder_for
-    from cg.graph.kuzu_store import KuzuStore
     from cg.ingest.pipeline import index_repository
     from cg.ingest.state import FileState as Record
-    from tests.conftest import copy_shop
     from tests.ingest.edits import EDITS, apply
 
     saved: list[tuple[Path, bytes, int]] = []
@@ -117,12 +121,8 @@ def test_records_a_run_kept_are_written_back_as_loaded_and_the_rest_as_they_are_
         real_save(path, state)
 
     monkeypatch.setattr(pipeline, "save_state", keeping)
-    repo = copy_shop(tmp_path / "shop")
-    settings = load_settings(repo, resolver="name")
-    embedder = embedder_for(settings)
-    store = KuzuStore(repo / ".cg" / "graph.kuzu")
+    repo, settings, embedder, store = _indexed_shop(tmp_path)
     try:
-        index_repository(settings, store, embedder)
         for n in range(len(EDITS)):
             done = apply(repo, n, 11 + n)
             assert index_repository(settings, store, embedder).mode == "incremental", done
