@@ -20,6 +20,8 @@ def symbol_id(path: str, scope: str) -> str:
 
 # Symbol kinds that are graph nodes but not retrieval units (see ``Symbol.retrievable``).
 NOT_RETRIEVABLE = frozenset({"lambda"})
+# Kinds whose members are methods and whose big bodies become skeleton chunks.
+CONTAINER_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
 
 
 @dataclass(frozen=True)

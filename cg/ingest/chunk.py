@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from cg.embed import approx_tokens
 from cg.ingest.languages.registry import Language, language_named
 from cg.lexical import analyze_text
-from cg.model import Chunk, FileExtraction, ImportRecord, Symbol
+from cg.model import CONTAINER_KINDS, Chunk, FileExtraction, ImportRecord, Symbol
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NAME_BOOST = 3
@@ -48,9 +48,6 @@ class Chunked:
     embed_texts: list[str]  # one per retrievable symbol (Symbol.retrievable: not the lambdas)
     chunks: list[Chunk]
     dropped: int = 0  # fragments and skeleton parts over the file's cap, not emitted
-
-
-CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum"})
 
 
 def import_line(imp: ImportRecord, language: Language) -> str:
@@ -246,7 +243,7 @@ def chunk_file(
     kept: list[Symbol] = []
     for sym in ex.symbols:
         owner = by_id.get(sym.parent_id)
-        owner_signature = owner.signature if owner is not None and owner.kind in CONTAINERS else ""
+        owner_signature = owner.signature if owner is not None and owner.kind in CONTAINER_KINDS else ""
         header = header_for(sym, ex.imports, owner_signature, language)
         if not sym.retrievable:  # a lambda: a graph node with its header, but no vector and no lexical text
             symbols.append(replace(sym, header=header, search_text=""))
@@ -261,7 +258,7 @@ def chunk_file(
         if fits:
             embed_texts.append(whole)
             continue
-        if sym.kind in CONTAINERS:
+        if sym.kind in CONTAINER_KINDS:
             members = [m for m in children.get(sym.id, []) if m.kind == "method"]
             skeleton_text = skeleton(sym, members, language)
             embed_texts.append(f"{sym.header}\n{skeleton_text}")

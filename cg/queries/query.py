@@ -75,13 +75,24 @@ _MESSAGE = re.compile(
 )
 
 
+# A token written as code: snake_case, dotted, camelCase or CamelCase with an inner capital
+# (``StripeGateway``), or led by an acronym (``URLPattern``, ``HTTPTransport``; two or more lower-case
+# letters after the capitals, so the plurals ``URLs`` and ``IDs`` stay words).
+_CODE_SHAPED = re.compile(r"[_.]|[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
+# A capitalised name in a Markdown code span (`Client`): a class the writer marks as code. A lower-case
+# word in one (`body`, `lifespan`) is as often a parameter or a key as a definition: left to the arms.
+_CODE_SPAN = re.compile(r"`([A-Z][A-Za-z0-9_.]*)(?:\(\))?`")
+
+
 def exact_identifiers(text: str) -> list[str]:
-    """Tokens of the text that are written as code: snake_case, camelCase, dotted, or the whole
-    text being one word. Plain words ("payment retry") are left to the ranked arms."""
+    """Tokens of the text that are written as code (``_CODE_SHAPED``), capitalised names in a Markdown
+    code span (``_CODE_SPAN``: ```Client``` reads as a word, but the writer says it is code), or the
+    whole text being one word. Plain words ("payment retry") are left to the ranked arms."""
     tokens = _IDENTIFIER.findall(_QUOTED_PHRASE.sub(" ", text))
     if len(tokens) == 1:
         return tokens
-    return [t for t in tokens if "_" in t or "." in t or re.search(r"[a-z][A-Z]", t)]
+    spans = {m.group(1).strip(".") for m in _CODE_SPAN.finditer(text)}
+    return [t for t in dict.fromkeys(tokens) if _CODE_SHAPED.search(t) or t in spans]
 
 
 def message_phrases(text: str, quoted: tuple[str, ...]) -> tuple[str, ...]:

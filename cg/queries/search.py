@@ -35,7 +35,7 @@ from typing import Any
 from cg.embed import Embedder
 from cg.graph.store import GraphReader
 from cg.lexical import analyze, split_identifier
-from cg.model import ResolvedBy, edge_rank
+from cg.model import CONTAINER_KINDS, ResolvedBy, edge_rank
 from cg.queries.expand import expand
 from cg.queries.lookup import citation, is_example, is_test
 from cg.queries.query import Query, Ranking
@@ -577,9 +577,15 @@ def _named(token: str, sym: dict[str, Any]) -> bool:
     return len(qualname.split(".")) >= len(parts) and _tail(qualname, len(parts)) == _tail(token, len(parts))
 
 
-def _qualified_targets(store: GraphReader, token: str) -> list[dict[str, Any]]:
+def _qualified_targets(store: GraphReader, token: str, owner: bool = True) -> list[dict[str, Any]]:
     """The definitions a dotted token names, longest suffix first: ``httpx.Client.send`` falls back on
-    ``Client.send`` when no qualified name ends with the whole path, but never on ``send`` alone."""
+    ``Client.send`` when no qualified name ends with the whole path, but never on ``send`` alone.
+
+    A member the code does not have (``Response.is_error`` in "Add Response.is_error", an attribute
+    set in ``__init__``, a method a question wrongly remembers) names its owner instead: the classes
+    ``Response`` names (``_owner_classes``). The class is where that member would live or is
+    assigned, which answers the question better than the tie of every same-named word the ranked
+    arms give; a member name with no such class pins nothing."""
     parts = [p for p in token.split(".") if p]
     candidates = store.find_symbols(parts[-1], limit=50)
     while len(parts) >= 2:
@@ -587,7 +593,29 @@ def _qualified_targets(store: GraphReader, token: str) -> list[dict[str, Any]]:
         if found:
             return found
         parts = parts[1:]
-    return []
+    return _owner_classes(store, token) if owner else []
+
+
+def _owner_classes(store: GraphReader, token: str) -> list[dict[str, Any]]:
+    """The classes (and other containers) the part of ``token`` before its last dot names, with their
+    methods that assign the member (``self.member = ...``, ``this.member = ...``): an attribute is
+    defined where it is assigned, usually the constructor."""
+    parts = [p for p in token.split(".") if p]
+    member, parts = parts[-1], parts[:-1]
+    if not parts:
+        return []
+    if len(parts) == 1:
+        named = [s for s in store.find_symbols(parts[0], limit=50) if _named(parts[0], s)]
+    else:
+        named = _qualified_targets(store, ".".join(parts), owner=False)
+    owners = [s for s in named if s["kind"] in CONTAINER_KINDS]
+    if not owners:
+        return []
+    assigns = re.compile(rf"\b(?:self|this)\.{re.escape(member)}\s*(?::[^=\n]+)?=(?!=)")
+    methods = [m for m in store.members([s["id"] for s in owners]) if m["kind"] in ("function", "method")]
+    texts = store.symbols([m["id"] for m in methods], with_text=True)
+    setters = [m for m in methods if assigns.search((texts.get(m["id"]) or {}).get("text") or "")]
+    return setters + owners
 
 
 def _pin_exact(

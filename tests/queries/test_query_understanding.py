@@ -67,6 +67,38 @@ def test_a_qualified_name_pins_that_method_alone(ctx):
     assert search(store, embedder, "gateway.StripeGateway.charge", limit=1)[0].id == STRIPE_CHARGE
 
 
+def test_code_names_inside_a_sentence_are_identifiers():
+    # a name in backticks is code even when it is one plain word; so is a CamelCase name led by an acronym
+    assert "Invoice" in Query.parse("Add a thread-safety note to the `Invoice` docstring").identifiers
+    assert Query.parse("Fix URLPattern examples").identifiers == ("URLPattern",)
+    assert Query.parse("retry connects in HTTPTransport when the pool is full").identifiers == ("HTTPTransport",)
+    # plural acronyms and capitalised words stay words; so does a lower-case word in backticks, which
+    # is as often a parameter or a key as a definition ("treat `body` as an optional key")
+    assert Query.parse("Support IPv6 addresses in proxy URLs and IDs").identifiers == ()
+    assert Query.parse("Add repr to Cookies for displaying them").identifiers == ()
+    assert Query.parse("Warn when `lifespan` is used together with startup handlers").identifiers == ()
+
+
+def test_a_member_the_code_does_not_have_yet_lands_on_its_class(ctx):
+    store, embedder = ctx
+    # a commit message or a question about a method to add: the class it belongs on is the answer
+    hits = search(store, embedder, "Add Invoice.refunded_total", limit=5)
+    assert hits[0].id == "shop/billing/invoices.py::Invoice" and "exact" in hits[0].ranks
+    # an attribute is defined where it is assigned: the method that sets it is pinned with the class
+    hits = search(store, embedder, "Make Subscription.failed_payment_count a property", limit=5)
+    assert {h.id for h in hits[:2]} == {
+        "shop/billing/subscriptions.py::Subscription.__init__",
+        "shop/billing/subscriptions.py::Subscription",
+    }
+    assert all("exact" in h.ranks for h in hits[:2])
+    # a member that exists is still pinned alone, not with its class
+    hits = search(store, embedder, "Subscription.renew", limit=5)
+    assert hits[0].id == "shop/billing/subscriptions.py::Subscription.renew"
+    assert all("exact" not in h.ranks for h in hits[1:])
+    # a class that is not in the code pins nothing
+    assert all("exact" not in h.ranks for h in search(store, embedder, "Add Ledger.refunded_total", limit=5))
+
+
 def test_string_literals_of_a_definition_are_its_own(ctx):
     source = (
         "class Coupons:\n"

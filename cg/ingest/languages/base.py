@@ -22,10 +22,18 @@ from dataclasses import dataclass, field, replace
 
 from tree_sitter import Language, Node, Parser
 
-from cg.model import BaseRef, CallSite, FileExtraction, FileRecord, ImportRecord, Symbol, TypedName, symbol_id
+from cg.model import (
+    CONTAINER_KINDS,
+    BaseRef,
+    CallSite,
+    FileExtraction,
+    FileRecord,
+    ImportRecord,
+    Symbol,
+    TypedName,
+    symbol_id,
+)
 
-# Kinds whose members are methods and whose big bodies become skeleton chunks.
-CONTAINER_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
 RETURN = "<return>"  # TypedName for what a function returns
 _MAX_SPLIT_DEPTH = 3
 # Steps ``expr`` takes from a call site inwards (``a.b().c()`` is four): past it, the head is ``<deep>``

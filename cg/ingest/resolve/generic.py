@@ -28,11 +28,21 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from cg.ingest.languages.base import CONTAINER_KINDS, RETURN
+from cg.ingest.languages.base import RETURN
 from cg.ingest.languages.registry import Language, ModuleSystem, language_named
 from cg.ingest.resolve.python import PUBLIC_RESOLUTION, EdgeSink
 from cg.ingest.resolve.scip import PreciseResults
-from cg.model import BaseRef, CallSite, Edge, External, FileExtraction, ImportRecord, ResolvedBy, Symbol
+from cg.model import (
+    CONTAINER_KINDS,
+    BaseRef,
+    CallSite,
+    Edge,
+    External,
+    FileExtraction,
+    ImportRecord,
+    ResolvedBy,
+    Symbol,
+)
 
 SELF_NAMES = frozenset({"this", "self", "Self"})
 TYPE_KINDS = CONTAINER_KINDS | {"type"}
