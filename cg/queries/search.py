@@ -637,7 +637,9 @@ def _pin_exact(
             named += [s for s in (symbols or {}).values() if _named(token, s)] if named else []
         else:
             named = [s for s in store.find_symbols(token, limit=5) if s["name"] == token]
-            named += [s for s in (symbols or {}).values() if _named(token, s)]
+            # another case style only for a name of several words: ``Request`` is not ``request``
+            other_style = len(split_identifier(token)) > 1
+            named += [s for s in (symbols or {}).values() if (_named(token, s) if other_style else s["name"] == token)]
         pinned.extend(s["id"] for s in named if s["id"] not in pinned)
     pinned.extend(sorted(doc for doc in also or () if doc not in pinned))
     return _pinned_first(fused, pinned, "exact")
