@@ -18,11 +18,14 @@ bare-name match rather than a jedi or import resolution), divided, for callees, 
 constructor, a config getter) says little about this flow and would crowd out the steps that do. The
 flow keeps the ``max_nodes`` heaviest steps plus the chain that connects each of them to a seed.
 
-Entry points and order. A step nothing else in the flow calls is where the flow starts; it is ranked
-route or CLI decorator first, then ``main``, then public API (no code outside the tests calls it), then
-a step whose callers lie beyond the depth limit; test functions start a flow only when nothing else
-does (otherwise they are listed as the tests that exercise it). The order is a depth-first walk from
-the entry points along CALLS in call-site order, so the answer reads entry -> ... -> leaves.
+Entry points and order. A step nothing else in the flow calls is where the flow starts. The entry
+that leads to the question's best seed comes first (the answer opens on the mechanism asked about,
+not on a same-named method of another class that a lower seed brought in), and among entries that
+lead to the same seed: route or CLI decorator first, then ``main``, then public API (no code outside
+the tests calls it), then a step whose callers lie beyond the depth limit; test functions start a flow
+only when nothing else does (otherwise they are listed as the tests that exercise it). The order is a
+depth-first walk from the entry points along CALLS in call-site order, so the answer reads entry -> ...
+-> leaves.
 
 Budget. The token budget trims bodies before it drops definitions: every step first costs only its
 signature and docstring, then full bodies are added in order of weight while they fit; only if even
@@ -663,9 +666,13 @@ def _flow_order(result: Explanation) -> list[str]:
         return seen
 
     entries = [i for i, n in result.nodes.items() if n.entry]
+    seeds = [h.id for h in result.seeds]
+    first_seed: dict[str, int] = {}  # the best-ranked seed each entry leads to (len(seeds): none)
     for i in entries:
-        reach[i] = round(sum(sorted(result.nodes[j].weight for j in reachable(i))), 9)  # no set-order jitter
-    entries.sort(key=lambda i: (_ENTRY_RANK[result.nodes[i].entry], -reach[i], i))
+        reached = reachable(i)
+        reach[i] = round(sum(sorted(result.nodes[j].weight for j in reached)), 9)  # no set-order jitter
+        first_seed[i] = next((rank for rank, seed in enumerate(seeds) if seed in reached), len(seeds))
+    entries.sort(key=lambda i: (first_seed[i], _ENTRY_RANK[result.nodes[i].entry], -reach[i], i))
     order: list[str] = []
     placed: set[str] = set()
 

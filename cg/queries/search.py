@@ -641,8 +641,56 @@ def _pin_exact(
             other_style = len(split_identifier(token)) > 1
             named += [s for s in (symbols or {}).values() if (_named(token, s) if other_style else s["name"] == token)]
         pinned.extend(s["id"] for s in named if s["id"] not in pinned)
+    pinned.extend(doc for doc in _spelled_members(store, query) if doc not in pinned)
     pinned.extend(sorted(doc for doc in also or () if doc not in pinned))
     return _pinned_first(fused, pinned, "exact")
+
+
+_CLASS_WORD = re.compile(r"\b[A-Z][A-Za-z0-9]*\b")
+CLASS_WORDS = 6  # capitalised words of a question looked up as class names, at most
+BASE_DEPTH = 3  # base classes walked for inherited members
+
+
+def _spelled_members(store: GraphReader, query: Query) -> list[str]:
+    """Methods a question names in prose: a capitalised word that is exactly a class's name followed,
+    somewhere in the question, by the words of one of its methods' names, in order and adjacent once
+    stop words are dropped. "how does Flask dispatch a request to a view?" names
+    ``Flask.dispatch_request`` (the class's own or an inherited one, the most derived first), which
+    the ranked arms tie with, or put below, ``View.dispatch_request``: the same words on another class.
+    A method of one word ("Flask run") is too common a word to count, and a question that writes
+    code names (``query.identifiers``) is taken at its word: "who depends on Cookies.extract_cookies,
+    i.e. how Set-Cookie headers are loaded?" does not also name ``Cookies.set_cookie_header``."""
+    if query.identifiers:
+        return []
+    terms = analyze(query.text)
+    words = [w for w in dict.fromkeys(_CLASS_WORD.findall(query.text)) if w not in query.identifiers]
+    found: list[str] = []
+    for word in words[:CLASS_WORDS]:
+        classes = [
+            s["id"] for s in store.find_symbols(word, limit=10) if s["name"] == word and s["kind"] in CONTAINER_KINDS
+        ]
+        if not classes:
+            continue
+        order, frontier = list(classes), list(classes)  # the classes, then their bases, nearest first
+        for _ in range(BASE_DEPTH):
+            frontier = [base for _, base in store.inherits(frontier, "out") if base not in order]
+            order += frontier
+        rank = {doc: i for i, doc in enumerate(order)}
+        best: dict[str, tuple[int, str]] = {}  # method name -> (how far up the class chain, its id)
+        for member in store.members(order):
+            owner = member["id"].rsplit(".", 1)[0]
+            parts = [stem for part in split_identifier(member["name"]) for stem in analyze(part)]
+            if len(parts) < 2 or owner not in rank or not _adjacent(parts, terms):
+                continue
+            if member["name"] not in best or rank[owner] < best[member["name"]][0]:
+                best[member["name"]] = (rank[owner], member["id"])
+        found += [doc for _, doc in sorted(best.values()) if doc not in found]
+    return found
+
+
+def _adjacent(parts: list[str], terms: list[str]) -> bool:
+    """``parts`` occur in ``terms`` in order, one after the other."""
+    return any(terms[i : i + len(parts)] == parts for i in range(len(terms) - len(parts) + 1))
 
 
 def _pinned_first(

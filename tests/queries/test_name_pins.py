@@ -71,3 +71,88 @@ def test_a_one_word_class_name_pins_the_class_not_the_same_word_in_lower_case(tm
         "wire.models.Request",
         "wire.models.Request.__init__",
     }
+
+
+APP = '''
+from .http import Request
+
+
+class Webapp:
+    """A WSGI application: routes URLs to view functions."""
+
+    def __init__(self):
+        self.view_functions = {}
+        self.url_map = {}
+
+    def __call__(self, environ, start_response):
+        return self.wsgi_app(environ, start_response)
+
+    def wsgi_app(self, environ, start_response):
+        request = Request(environ)
+        response = self.full_dispatch_request(request)
+        return response(environ, start_response)
+
+    def full_dispatch_request(self, request):
+        rv = self.preprocess_request(request)
+        if rv is None:
+            rv = self.dispatch_request(request)
+        return self.finalize_request(rv)
+
+    def preprocess_request(self, request):
+        return None
+
+    def dispatch_request(self, request):
+        """Match the URL to its endpoint and call the view function registered for it."""
+        endpoint, args = self.url_map[request.path]
+        return self.view_functions[endpoint](**args)
+
+    def finalize_request(self, rv):
+        return rv
+'''
+
+HTTP = """
+class Request:
+    def __init__(self, environ):
+        self.path = environ.get("PATH_INFO", "/")
+"""
+
+VIEWS = '''
+class View:
+    """A class-based view."""
+
+    def dispatch_request(self, **kwargs):
+        """The view function's behaviour: subclasses override this to dispatch a request to a view."""
+        raise NotImplementedError
+
+    @classmethod
+    def as_view(cls, name):
+        def view(**kwargs):
+            return cls().dispatch_request(**kwargs)
+
+        view.__name__ = name
+        return view
+'''
+
+
+def test_a_class_named_in_prose_picks_its_own_method_and_the_flow_opens_on_it(tmp_path):
+    root = tmp_path / "webapp-repo"
+    for path, text in {
+        "webapp/__init__.py": "",
+        "webapp/app.py": APP,
+        "webapp/http.py": HTTP,
+        "webapp/views.py": VIEWS,
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
+    with open_index(root, read_only=False, create=True, history_commits=0) as writer:
+        writer.index()
+    question = "how does Webapp dispatch a request to a view function?"
+    with open_index(root) as index:
+        hits = index.search(question, limit=5).hits
+        flow = index.explain(question)
+    # "Webapp ... dispatch a request": Webapp.dispatch_request, not View's method of the same words
+    assert hits[0].symbol["qualname"] == "webapp.app.Webapp.dispatch_request", [h.symbol["qualname"] for h in hits]
+    # the walkthrough starts where that method's flow starts, not at the other class's entry point
+    names = [flow.nodes[i].node["qualname"] for i in flow.order]
+    assert names.index("webapp.app.Webapp.dispatch_request") < names.index("webapp.views.View.dispatch_request"), names
+    assert names[0].startswith("webapp.app.Webapp."), names
