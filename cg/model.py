@@ -117,6 +117,7 @@ class ResolvedBy(StrEnum):
     SATISFIES = "satisfies"  # a Go method reached through an interface the receiver type satisfies
     UNIQUE = "unique"  # the only definition of that name in the repository (a guess, marked as one)
     DISPATCH = "dispatch"  # an override a call through its base method may run (impact's walk)
+    INSTANCE = "instance"  # code that makes an instance, taken to call its ``__call__`` (impact's walk)
     AMBIGUOUS = "ambiguous"  # several definitions could be meant: none is guessed
     UNRESOLVED = "unresolved"  # nobody could say
     NONE = ""  # edges that are facts of the source, not resolutions (DEFINES)
@@ -144,6 +145,7 @@ _CONFIDENCE = {
     ResolvedBy.SATISFIES: 0.7,
     ResolvedBy.UNIQUE: 0.6,
     ResolvedBy.DISPATCH: 0.5,
+    ResolvedBy.INSTANCE: 0.4,
     ResolvedBy.AMBIGUOUS: 0.0,
     ResolvedBy.UNRESOLVED: 0.0,
     ResolvedBy.NONE: 1.0,
@@ -160,6 +162,7 @@ _RANK = {
     ResolvedBy.SATISFIES: 4,
     ResolvedBy.DISPATCH: 4,
     ResolvedBy.NONE: 4,
+    ResolvedBy.INSTANCE: 5,
     ResolvedBy.AMBIGUOUS: 9,
     ResolvedBy.UNRESOLVED: 9,
 }

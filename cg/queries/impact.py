@@ -30,6 +30,15 @@ a definition decorated by a method of a class (``@router.route(...)`` is ``Route
 edge) is called by each method of that class that makes a call the resolver could not resolve
 (``Router.dispatch`` calls ``handler(request)``), with ``resolved_by`` "registry" and that call's line.
 So a test that calls ``app.router.dispatch(...)`` reaches the routes and what they call.
+
+Instances. A WSGI or ASGI application runs when the server, or a test client from another package,
+calls the instance: ``Flask.__call__`` -> ``wsgi_app`` -> ``full_dispatch_request`` -> ``dispatch_request``
+has no static caller above ``__call__``, so a test that gets the app from a fixture and drives it
+through werkzeug's client reached nothing (Flask's dispatch counted 2 tests of hundreds). When the walk
+reaches a class's ``__call__``, the code that makes an instance of the class (a CALLS edge to the
+class) joins as its caller with ``resolved_by`` "instance", the least trusted of the walk's edges:
+making a callable object is not calling it, but it is how such objects get called. The ``app``
+fixture makes the app, so every test taking ``app`` or a ``client`` built from it counts.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from cg.graph.store import CallRow, GraphReader
-from cg.model import edge_rank
+from cg.model import ResolvedBy, edge_rank
 from cg.queries.expand import callers_with_dispatch, related_methods
 from cg.queries.explain import decorators
 from cg.queries.lookup import citation, cited, is_test, is_test_function, short_id
@@ -132,7 +141,7 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         if not frontier:
             break
         best: dict[str, Affected] = {}
-        extra = fixtures.users(frontier) + registry_callers(store, frontier)
+        extra = fixtures.users(frontier) + registry_callers(store, frontier) + instance_callers(store, frontier)
         for row in callers_with_dispatch(store, frontier) + extra:
             if row.src in reached or row.src in weakest:
                 continue
@@ -182,6 +191,23 @@ def registry_callers(store: GraphReader, ids: list[str]) -> list[CallRow]:
             if methods[method_id].get("parent_id") == owner:
                 rows.append(CallRow(method_id, decorated, line, "registry", methods[method_id], "Symbol"))
     return rows
+
+
+def instance_callers(store: GraphReader, ids: list[str]) -> list[CallRow]:
+    """The code that makes an instance of the class of each ``__call__`` among ``ids``, as CALLS rows
+    into that ``__call__`` (see the module docstring)."""
+    calls = {
+        node["parent_id"]: sid
+        for sid, node in store.symbols(ids, with_text=False).items()
+        if node.get("name") == "__call__" and node.get("parent_id")
+    }
+    if not calls:
+        return []
+    return [
+        CallRow(row.src, calls[row.dst], row.line, ResolvedBy.INSTANCE, row.other, "Symbol")
+        for row in store.calls(sorted(calls), "in")
+        if row.other_label == "Symbol" and row.dst in calls
+    ]
 
 
 def parameters(signature: str) -> list[str]:

@@ -38,3 +38,83 @@ def test_test_functions_are_read_only_once_a_fixture_is_reached(indexed_shop):
             assert {a.resolved_by for a in through.tests} >= {"fixture"} and reads == [1]
         finally:
             del store.test_functions
+
+
+WSGI_APP = '''
+class Webapp:
+    """A WSGI application: the server (or a test client) calls the instance for every request."""
+
+    def __init__(self, name):
+        self.name = name
+        self.view_functions = {}
+
+    def __call__(self, environ, start_response):
+        return self.wsgi_app(environ, start_response)
+
+    def wsgi_app(self, environ, start_response):
+        response = self.full_dispatch_request(environ)
+        return response(environ, start_response)
+
+    def full_dispatch_request(self, environ):
+        return self.dispatch_request(environ)
+
+    def dispatch_request(self, environ):
+        return self.view_functions[environ["PATH_INFO"]]()
+'''
+
+CONFTEST = """
+import pytest
+from werkzeug.test import Client
+
+from webapp.app import Webapp
+
+
+@pytest.fixture
+def app():
+    return Webapp("webapp_test")
+
+
+@pytest.fixture
+def client(app):
+    return Client(app)
+"""
+
+TESTS = """
+def test_index_page(app, client):
+    app.view_functions["/"] = lambda: "hello"
+    assert client.get("/").text == "hello"
+
+
+def test_missing_page_is_a_key_error(client):
+    client.get("/nowhere")
+"""
+
+
+def test_tests_that_drive_an_app_through_its_instance_reach_its_dispatch(tmp_path):
+    """A WSGI app's dispatch runs when the server, or a test client from another package, calls the
+    instance: no static call reaches ``__call__``. Code that makes the instance is taken as its caller
+    (``resolved_by`` "instance"), so the tests that get the app through fixtures count."""
+    import textwrap
+
+    from cg.api import open_index
+    from cg.queries.impact import impact
+
+    root = tmp_path / "webapp-repo"
+    files = {"webapp/__init__.py": "", "webapp/app.py": WSGI_APP, "tests/conftest.py": CONFTEST}
+    files["tests/test_pages.py"] = TESTS
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
+    with open_index(root, read_only=False, create=True, history_commits=0) as writer:
+        writer.index()
+    with open_index(root) as index:
+        result = impact(index.store, index.lookup("Webapp.dispatch_request"))
+    tests = {a.node["qualname"]: a for a in result.tests}
+    assert set(tests) == {"tests.test_pages.test_index_page", "tests.test_pages.test_missing_page_is_a_key_error"}
+    # the callers list stays the library's own; the instance edge is named as what it is
+    assert [a.node["qualname"] for a in result.callers] == [
+        "webapp.app.Webapp.full_dispatch_request",
+        "webapp.app.Webapp.wsgi_app",
+        "webapp.app.Webapp.__call__",
+    ]
+    assert all(a.weakest == "instance" for a in tests.values())
