@@ -3,7 +3,8 @@
 Each run indexes the project into a fresh store and only the write stage is timed: nodes (files,
 symbols, externals) and edges per second. On Kùzu a full run into an empty store is measured both
 ways, interleaved over the rounds: statement by statement (``KuzuStore.bulk_rows = 0``) and loaded in
-bulk (cg/graph/kuzu_bulk.py, the default). (A second run of the same content measures no writing:
+bulk (cg/graph/kuzu_bulk.py, the default); on Neo4j likewise, file by file and batched across files
+(``Neo4jStore.bulk_rows``). (A second run of the same content measures no writing:
 it finds nothing changed.) Neo4j is the server of scripts/neo4j/neo4j-server (started on
 CG_NEO4J_PORT if it is not already answering, and stopped again afterwards; default port 7697, as
 scripts/test), into an empty database. requests embeds its texts in the run (from the cache after the first);
@@ -35,6 +36,7 @@ from results import machine_line, write_section  # noqa: E402
 from cg.config import load_settings  # noqa: E402
 from cg.embed import embedder_for  # noqa: E402
 from cg.graph.kuzu_store import KuzuStore  # noqa: E402
+from cg.graph.neo4j_store import Neo4jStore  # noqa: E402
 from cg.ingest.pipeline import index_repository  # noqa: E402
 
 PORT = os.environ.get("CG_NEO4J_PORT", "7697")  # the port scripts/test uses
@@ -48,6 +50,7 @@ def neo4j_server(action: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+NEO4J_BULK = Neo4jStore.bulk_rows
 PROJECTS = {"requests": ("requests", "2.32.3", "now"), "django": ("Django", "5.1.4", "later")}
 
 
@@ -103,8 +106,6 @@ def main() -> None:
                 runs.setdefault(("kuzu", label), []).append(first)
                 print(f"round {round_no + 1} kuzu {label}: write {first['seconds']:.1f} s", flush=True)
         if neo4j:
-            from cg.graph.neo4j_store import Neo4jStore
-
             settings = load_settings(
                 repo,
                 backend="neo4j",
@@ -114,9 +115,14 @@ def main() -> None:
                 resolver="name",
             )
             store = Neo4jStore(settings)
-            store.reset()
             try:
-                runs[("neo4j", "empty store")] = [measure(settings, store, embedder, embed)]
+                for round_no in range(args.rounds):
+                    for label, bulk_rows in (("empty store, file by file", 0), ("empty store, batched", NEO4J_BULK)):
+                        store.reset()
+                        store.bulk_rows = bulk_rows
+                        first = measure(settings, store, embedder, embed)
+                        runs.setdefault(("neo4j", label), []).append(first)
+                        print(f"round {round_no + 1} neo4j {label}: write {first['seconds']:.1f} s", flush=True)
             finally:
                 store.reset()
                 store.close()
@@ -135,7 +141,9 @@ def main() -> None:
         f" {'written with the nodes' if embed == 'now' else 'left for later'}. Kùzu: embedded, on local disk,"
         " one database file written in place (no generations, so no compaction rewrite on either side), by"
         " statement and in bulk interleaved over the rounds (medians). Neo4j: 5.26 Community over Bolt on"
-        " 127.0.0.1 (scripts/neo4j), one managed transaction per file, edges in UNWIND batches. Nodes and"
+        " 127.0.0.1 (scripts/neo4j), the whole run in one transaction, edges in UNWIND batches; each file's"
+        " nodes written by its own statements (file by file, `Neo4jStore.bulk_rows = 0`) or gathered across"
+        " files into UNWIND batches (batched, the default), interleaved over the rounds. Nodes and"
         " edges are written in one stage, so the rate counts both together.",
         f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_start)}, at the end"
         f" {', '.join(f'{x:.1f}' for x in load_end)}, on {os.cpu_count()} cores.",

@@ -89,6 +89,11 @@ UPSERT_FILE = (
     "MERGE (f:File {repo: $repo, id: $id}) SET f.path = $id, f.language = $language, f.kind = $kind,"
     " f.blob_sha = $blob_sha, f.loc = $loc, f.module = $module, f.committed_at = $committed_at"
 )
+# The same, one row per file: a full run on Neo4j writes its files' nodes in batches (neo4j_store.py).
+UPSERT_FILES = (
+    "UNWIND $rows AS r MERGE (f:File {repo: $repo, id: r.id}) SET f.path = r.id, f.language = r.language,"
+    " f.kind = r.kind, f.blob_sha = r.blob_sha, f.loc = r.loc, f.module = r.module, f.committed_at = r.committed_at"
+)
 DELETE_STALE_SYMBOLS = "MATCH (s:Symbol {repo: $repo, path: $path}) WHERE NOT s.id IN $keep DETACH DELETE s"
 # One file's outgoing edges (its own and its definitions'), by key: what every file write starts with. The
 # IN-list forms below serve many files at once; for one file they scan where the key form looks up (the

@@ -21,6 +21,7 @@ from cg.lexical import analyze_query, analyze_text
 from cg.model import Edge, External, FileRecord, Symbol
 from tests.conftest import copy_shop
 from tests.graphdump import differences, dump, vector_differences, vectors
+from tests.neo4j_env import REQUIRED
 from tests.shop_history import commit_history
 
 POLYGLOT = Path(__file__).resolve().parent.parent / "fixtures" / "polyglot"
@@ -160,3 +161,50 @@ def test_the_full_text_index_follows_a_bulk_load_and_the_edits_after_it(sources,
         edited = [doc for doc, _ in store.fulltext(analyze_query("dunning_ledger_marker"), 5)]
     assert any("verify_signature" in doc for doc in copied), copied
     assert "shop/payments/retry.py::schedule_payment_retry" in edited, edited
+
+
+def _index_neo4j(source: Path, target: Path, bulk_rows: int, embed: str, monkeypatch: pytest.MonkeyPatch) -> Stored:
+    """``_index`` on the Neo4j server (its own repository key: the copy's directory name), removed after."""
+    from dataclasses import replace
+
+    from cg.graph.neo4j_store import Neo4jStore
+    from cg.ingest.pipeline import index_repository
+    from tests.neo4j_env import neo4j_settings
+
+    shutil.copytree(source, target)
+    monkeypatch.setattr(Neo4jStore, "bulk_rows", bulk_rows)
+    settings = replace(neo4j_settings(target), resolver="name")
+    from cg.embed import embedder_for
+
+    embedder = embedder_for(settings)
+    with Neo4jStore(settings) as store:
+        store.reset()
+        try:
+            first = index_repository(settings, store, embedder, full=True, embed_mode=embed)
+            assert first.mode == "full"
+            if embed == "later":
+                assert index_repository(settings, store, embedder).unembedded_files == 0
+            return Stored(dump(store), store.stats(), vectors(store))
+        finally:
+            store.reset()
+
+
+@pytest.mark.neo4j
+@pytest.mark.skipif(not REQUIRED, reason="Neo4j tests run under scripts/test (CG_TEST_NEO4J=1)")
+@pytest.mark.parametrize("embed", ["now", "later"])
+@pytest.mark.parametrize("repo", ["shop", "polyglot"])
+def test_neo4j_full_runs_batched_across_files_store_what_the_statements_store(
+    repo, embed, sources, tmp_path, monkeypatch
+):
+    """A full run on Neo4j gathers its files' node rows and writes them a few UNWIND batches at a
+    time (neo4j_store._Batched): the graph and vectors are those of writing file by file, with the
+    batches flushed at the end or every few rows (chunks linked to owners a later batch creates)."""
+    from cg.graph.neo4j_store import Neo4jStore
+
+    want = _index_neo4j(sources[repo], tmp_path / "statements", 0, embed, monkeypatch)
+    assert want.counts["CALLS"] > 0 and want.counts["Chunk"] > 0 and any(want.vectors.values())
+    for rows in (Neo4jStore.bulk_rows, 7):
+        got = _index_neo4j(sources[repo], tmp_path / f"batched-{rows}", rows, embed, monkeypatch)
+        assert not (diff := differences(got.graph, want.graph)), "\n".join(diff)
+        assert got.counts == want.counts
+        assert not vector_differences(got.vectors, want.vectors)
