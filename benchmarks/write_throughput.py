@@ -13,6 +13,7 @@ what decides how soon it can be queried).
 
     python benchmarks/write_throughput.py                                    # requests, 3 rounds
     python benchmarks/write_throughput.py --project django --rounds 1 --no-neo4j
+    python benchmarks/write_throughput.py --project django --rounds 1 --no-kuzu   # its own section
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def main() -> None:
     parser.add_argument("--project", default="requests", choices=sorted(PROJECTS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-neo4j", action="store_true", help="Kùzu only")
+    parser.add_argument("--no-kuzu", action="store_true", help="Neo4j only")
     args = parser.parse_args()
     name, version, embed = PROJECTS[args.project]
     source = fetch_sdist(name, version)
@@ -100,7 +102,7 @@ def main() -> None:
         kuzu_settings = load_settings(repo, history_commits=0, resolver="name")
         embedder = embedder_for(kuzu_settings)
         runs: dict[tuple[str, str], list[dict]] = {}
-        for round_no in range(args.rounds):
+        for round_no in range(0 if args.no_kuzu else args.rounds):
             for label, bulk_rows in (("empty store, by statement", 0), ("empty store, bulk load", KuzuStore.bulk_rows)):
                 first = kuzu_round(kuzu_settings, embedder, work, bulk_rows, embed)
                 runs.setdefault(("kuzu", label), []).append(first)
@@ -135,7 +137,8 @@ def main() -> None:
         machine_line(),
         "",
         f"`python benchmarks/write_throughput.py --project {args.project} --rounds {args.rounds}"
-        f"{' --no-neo4j' if args.no_neo4j else ''}`: {name} {version} (PyPI sdist), the name resolver, no history;"
+        f"{' --no-neo4j' if args.no_neo4j else ''}{' --no-kuzu' if args.no_kuzu else ''}`:"
+        f" {name} {version} (PyPI sdist), the name resolver, no history;"
         " the write stage"
         " of a full `cg index` only (parse, resolve and embed excluded), vectors"
         f" {'written with the nodes' if embed == 'now' else 'left for later'}. Kùzu: embedded, on local disk,"
@@ -161,6 +164,8 @@ def main() -> None:
     title = "Write throughput (benchmarks/write_throughput.py)"  # requests' section, as before
     if args.project != "requests":
         title = f"Write throughput: {name} (benchmarks/write_throughput.py)"
+        if args.no_kuzu:
+            title = f"Write throughput: {name} on Neo4j (benchmarks/write_throughput.py)"
     write_section(title, "\n".join(lines))
 
 

@@ -270,7 +270,7 @@ class Neo4jStore(CypherStore):
             raise StoreError("internal: index runs do not nest")
         if dimension is not None:
             self._create_indexes(dimension, replace_vectors=full)
-        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
         try:
             with self._driver.session(database=self.database) as session:
@@ -300,6 +300,14 @@ class Neo4jStore(CypherStore):
                     self._batched = None
         except (ServiceUnavailable, SessionExpired) as exc:
             raise _lost(self.uri, exc) from exc
+        except TransientError as exc:
+            if "MemoryPoolOutOfMemory" not in (exc.code or ""):
+                raise
+            raise StoreError(
+                f"Neo4j at {self.uri} has not the memory for this run's transaction ({_first_line(exc.message)});"
+                " nothing was written and the previous graph is as it was: raise db.memory.transaction.max"
+                " and db.memory.transaction.total.max on the server (docs/neo4j.md)"
+            ) from exc
 
     def _cast(self, dimension: int) -> str:
         return "{}"  # vectors are plain list properties

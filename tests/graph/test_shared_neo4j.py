@@ -280,3 +280,21 @@ def test_the_lease_is_not_left_behind(stores):
     with shop.lease():
         pass
     assert _run(shop)("MATCH (l:IndexLock {repo: $repo}) RETURN count(l)", {"repo": SHOP}) == [[0]]
+
+
+def test_a_run_bigger_than_the_servers_transaction_memory_fails_in_one_line_and_keeps_the_graph(stores):
+    """A full run is one transaction; on a server whose transaction memory cannot hold it, Neo4j
+    refuses it part-way (MemoryPoolOutOfMemoryError; Django 5.1.4 reached the test server's 716.8 MiB).
+    That is the server's setting, not a bug of cg's: one StoreError line naming the settings, and the
+    previous graph as it was. The run's transaction is made to outgrow the limit here by a read inside
+    it that collects more than any test server's heap holds (the limit is a share of the heap)."""
+    store = stores[SHOP]
+    populate(store)
+    before = store.stats()
+    with pytest.raises(StoreError) as refused, store.run(full=True, dimension=DIM):
+        write(store, "shop/ledger.py", [sym("shop/ledger.py", "post_entry")], [vec(3)])
+        store._read("UNWIND range(1, 400000000) AS i WITH collect(i) AS held RETURN size(held)")
+    message = str(refused.value)
+    assert "db.memory.transaction.max" in message and "previous graph is as it was" in message, message
+    assert "\n" not in message
+    assert store.stats() == before
