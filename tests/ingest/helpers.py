@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from cg.ingest.languages.python import PythonExtractor
@@ -45,3 +46,15 @@ def extract_source(rel: str, source: str) -> FileExtraction:
 
 def extract_repo(root: Path = SHOP) -> list[FileExtraction]:
     return [extract_file(source.path, root) for source in walk(root, WalkReport())]
+
+
+def indexed_tree(root: Path, files: dict[str, str]) -> Path:
+    """A repository under ``root`` made of ``files`` (path -> source, dedented), indexed with history off."""
+    from cg.api import open_index
+
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
+    with open_index(root, read_only=False, create=True, history_commits=0) as writer:
+        writer.index()
+    return root

@@ -94,19 +94,13 @@ def test_tests_that_drive_an_app_through_its_instance_reach_its_dispatch(tmp_pat
     """A WSGI app's dispatch runs when the server, or a test client from another package, calls the
     instance: no static call reaches ``__call__``. Code that makes the instance is taken as its caller
     (``resolved_by`` "instance"), so the tests that get the app through fixtures count."""
-    import textwrap
-
     from cg.api import open_index
     from cg.queries.impact import impact
 
-    root = tmp_path / "webapp-repo"
+    from ..ingest.helpers import indexed_tree
+
     files = {"webapp/__init__.py": "", "webapp/app.py": WSGI_APP, "tests/conftest.py": CONFTEST}
-    files["tests/test_pages.py"] = TESTS
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
-    with open_index(root, read_only=False, create=True, history_commits=0) as writer:
-        writer.index()
+    root = indexed_tree(tmp_path / "webapp-repo", {**files, "tests/test_pages.py": TESTS})
     with open_index(root) as index:
         result = impact(index.store, index.lookup("Webapp.dispatch_request"))
     tests = {a.node["qualname"]: a for a in result.tests}

@@ -3,10 +3,9 @@ functions ``request`` are different things (as in requests, httpx and starlette)
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 from cg.api import open_index
+
+from ..ingest.helpers import indexed_tree
 
 MODELS = '''
 class Request:
@@ -48,17 +47,9 @@ def request(method, url, **kwargs):
 '''
 
 
-def _repo(root: Path) -> Path:
-    for path, text in {"wire/__init__.py": "", "wire/models.py": MODELS, "wire/client.py": CLIENT}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
-    return root
-
-
 def test_a_one_word_class_name_pins_the_class_not_the_same_word_in_lower_case(tmp_path):
-    repo = _repo(tmp_path / "wire-repo")
-    with open_index(repo, read_only=False, create=True, history_commits=0) as writer:
-        writer.index()
+    files = {"wire/__init__.py": "", "wire/models.py": MODELS, "wire/client.py": CLIENT}
+    repo = indexed_tree(tmp_path / "wire-repo", files)
     with open_index(repo) as index:
         hits = index.search("Cleanup `Request` method parameter", limit=5).hits
         missing = index.search("Drop unused Request.cookies", limit=5).hits
@@ -135,17 +126,8 @@ class View:
 
 
 def test_a_class_named_in_prose_picks_its_own_method_and_the_flow_opens_on_it(tmp_path):
-    root = tmp_path / "webapp-repo"
-    for path, text in {
-        "webapp/__init__.py": "",
-        "webapp/app.py": APP,
-        "webapp/http.py": HTTP,
-        "webapp/views.py": VIEWS,
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
-    with open_index(root, read_only=False, create=True, history_commits=0) as writer:
-        writer.index()
+    files = {"webapp/__init__.py": "", "webapp/app.py": APP, "webapp/http.py": HTTP, "webapp/views.py": VIEWS}
+    root = indexed_tree(tmp_path / "webapp-repo", files)
     question = "how does Webapp dispatch a request to a view function?"
     with open_index(root) as index:
         hits = index.search(question, limit=5).hits

@@ -6,10 +6,9 @@ the flow is no step either, unless the question is about the example."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 from cg.api import open_index
+
+from ..ingest.helpers import indexed_tree
 
 VIEWS = '''
 class View:
@@ -87,23 +86,16 @@ def create_greeting_app(routes):
 '''
 
 
-def _repo(root: Path) -> Path:
-    files = {
-        "webkit/__init__.py": "",
-        "webkit/views.py": VIEWS,
-        "tests/test_views.py": TESTS,
-        "examples/tutorial/hello.py": EXAMPLE,
-    }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
-    return root
+FILES = {
+    "webkit/__init__.py": "",
+    "webkit/views.py": VIEWS,
+    "tests/test_views.py": TESTS,
+    "examples/tutorial/hello.py": EXAMPLE,
+}
 
 
 def test_only_the_librarys_overrides_are_dispatch_steps(tmp_path):
-    repo = _repo(tmp_path / "webkit-repo")
-    with open_index(repo, read_only=False, create=True, history_commits=0) as writer:
-        writer.index()
+    repo = indexed_tree(tmp_path / "webkit-repo", FILES)
     with open_index(repo) as index:
         flow = index.explain("how does a class-based view dispatch the request?")
         made = index.explain("how is a view function made from a class?")  # as_view: the tutorial calls it
