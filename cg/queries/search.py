@@ -663,7 +663,7 @@ def _spelled_members(store: GraphReader, query: Query) -> list[str]:
     if query.identifiers:
         return []
     terms = analyze(query.text)
-    words = [w for w in dict.fromkeys(_CLASS_WORD.findall(query.text)) if w not in query.identifiers]
+    words = list(dict.fromkeys(_CLASS_WORD.findall(query.text)))
     found: list[str] = []
     for word in words[:CLASS_WORDS]:
         classes = [
@@ -678,7 +678,7 @@ def _spelled_members(store: GraphReader, query: Query) -> list[str]:
         rank = {doc: i for i, doc in enumerate(order)}
         best: dict[str, tuple[int, str]] = {}  # method name -> (how far up the class chain, its id)
         for member in store.members(order):
-            owner = member["id"].rsplit(".", 1)[0]
+            owner = member.get("parent_id") or ""
             parts = [stem for part in split_identifier(member["name"]) for stem in analyze(part)]
             if len(parts) < 2 or owner not in rank or not _adjacent(parts, terms):
                 continue
