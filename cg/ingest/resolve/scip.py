@@ -37,8 +37,10 @@ import signal
 import string
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -271,7 +273,10 @@ def run_indexer(
         )
     except OSError as exc:
         return None, f"could not start {name}: {exc.strerror or exc}"
+    job = _JOB.get()
     try:
+        if job is not None:
+            job.started(proc)
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill(proc)
@@ -279,6 +284,11 @@ def run_indexer(
     except BaseException:  # Ctrl-C: the indexer goes with the run
         _kill(proc)
         raise
+    finally:
+        if job is not None:
+            job.ended(proc)
+    if job is not None and job.cancelled.is_set():
+        return None, f"{name} was stopped with the run"
     if proc.returncode != 0 or not output.is_file():
         tail = (err or b"").decode("utf-8", "replace").strip().splitlines()
         last = tail[-1][:200] if tail else "no output"
@@ -523,6 +533,76 @@ def run_precise(
             results.report.languages[lang] = f"{indexer.name}: {mine} of {total} files"
     results.report.seconds = time.perf_counter() - started
     return results
+
+
+class PreciseJob:
+    """``run_precise`` in a thread of its own, started before the run needs its answers.
+
+    Why: the indexers are other processes (Node, Go) that spend a second or more on even a small
+    project (loading the compiler and the language's declarations), while the run has work of its own
+    that does not need their answers: parsing, and preparing the store (a fresh Kùzu generation's
+    tables and full-text indexes, about half a second). On two cores the two overlap, and the precise
+    pass stops doubling a small project's index time (benchmarks/languages.py --precise). The thread
+    only waits on the indexer and then decodes its index; ``result`` waits in short slices, so Ctrl-C
+    reaches the run at once, and ``cancel`` kills the indexer's process group, which Ctrl-C at the
+    terminal does not reach (it runs in a session of its own)."""
+
+    def __init__(
+        self, repo: Path, files: dict[str, str], configured: dict[str, str], timeout: float, every: dict[str, str]
+    ) -> None:
+        self.files = files  # the paths it answers, as run_precise takes them
+        self.cancelled = threading.Event()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self._results: PreciseResults | None = None
+        self._error: BaseException | None = None
+        args = (repo, files, configured, timeout, every)
+        self._thread = threading.Thread(target=self._run, args=args, name="cg-precise", daemon=True)
+        self._thread.start()
+
+    def _run(
+        self, repo: Path, files: dict[str, str], configured: dict[str, str], timeout: float, every: dict[str, str]
+    ) -> None:
+        _JOB.set(self)  # this thread's context: run_indexer registers its processes with the job
+        try:
+            self._results = run_precise(repo, files, configured, timeout, every)
+        except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits for the answers
+            self._error = exc
+
+    def started(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.add(proc)
+            if not self.cancelled.is_set():
+                return
+        _kill(proc)  # cancelled before it started: it goes at once
+
+    def ended(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def result(self) -> PreciseResults:
+        """The answers, once the indexers are done; what the thread raised is raised here."""
+        try:
+            while self._thread.is_alive():
+                self._thread.join(0.1)
+        except BaseException:
+            self.cancel()
+            raise
+        if self._error is not None:
+            raise self._error
+        assert self._results is not None
+        return self._results
+
+    def cancel(self) -> None:
+        """Stop the indexers now (the run ended without their answers); their thread then ends too."""
+        self.cancelled.set()
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            _kill(proc)
+
+
+_JOB: ContextVar[PreciseJob | None] = ContextVar("cg_precise_job", default=None)
 
 
 def _read_source(root: Path, rel: str) -> bytes | None:
