@@ -88,6 +88,9 @@ class CypherStore(ABC):
     def reset(self) -> None: ...
     @abstractmethod
     def run(self, full: bool, dimension: int | None = None) -> AbstractContextManager[None]: ...
+    def prepare(self, full: bool, dimension: int) -> None:  # noqa: B027 - a hook only Kùzu's stores fill
+        """Nothing to make ready but on Kùzu (GraphWriter.prepare)."""
+
     @abstractmethod
     def fulltext(
         self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"

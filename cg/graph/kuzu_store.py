@@ -134,6 +134,7 @@ class KuzuStore(CypherStore):
     # many waiting in memory; 0 writes them statement by statement, as every other run does.
     bulk_rows = 20_000
     _bulk: BulkLoad | None = None  # the bulk load under way
+    _ready: tuple[bool, int] | None = None  # (full, dimension) that ``prepare`` made ready for the next run
 
     def __init__(self, path: Path, read_only: bool = False, repo_key: str | None = None) -> None:
         """A store over one database file for the repository ``repo_key`` (default: the key of the
@@ -185,12 +186,26 @@ class KuzuStore(CypherStore):
     @contextmanager
     def run(self, full: bool, dimension: int | None = None) -> Iterator[None]:
         """In place, not atomic: a bare database file has no generation to switch (KuzuIndexStore has)."""
-        if full:
-            self.reset()
-        if dimension is not None:
-            self.ensure_schema(dimension)
+        if not self._made_ready(full, dimension):
+            if full:
+                self.reset()
+            if dimension is not None:
+                self.ensure_schema(dimension)
         with self._bulk_load(full, dimension):
             yield
+
+    def prepare(self, full: bool, dimension: int) -> None:
+        """Empty the database (``full``) and make the schema now, before the run (GraphWriter.prepare)."""
+        if full:
+            self.reset()
+        self.ensure_schema(dimension)
+        self._ready = (full, dimension)
+
+    def _made_ready(self, full: bool, dimension: int | None) -> bool:
+        """Whether ``prepare`` made this run's start ready (nothing is written between the two: writes
+        happen inside runs only); it is used once."""
+        ready, self._ready = self._ready, None
+        return ready is not None and ready == (full, dimension)
 
     # -- a full run's bulk load (cg/graph/kuzu_bulk.py) ----------------------------------------------
     @contextmanager
@@ -668,14 +683,8 @@ class KuzuIndexStore(KuzuStore):
     def run(self, full: bool, dimension: int | None = None) -> Iterator[None]:
         """Write a new generation (a copy of the current one, or empty when ``full``) and make it the
         current one when the block ends without an exception; otherwise it is removed."""
-        if self.read_only or self._lock is None:
-            raise StoreError("internal: an index run needs a store opened for writing")
-        if self._staged is None:
-            self._stage(None if full else self.generations.current())
-        elif full:
-            self.reset()
-        if dimension is not None:
-            self.ensure_schema(dimension)
+        if not (self._made_ready(full, dimension) and self._staged is not None):
+            self._start(full, dimension)
         try:
             with interrupt_on_ctrl_c(lambda: self._conn.interrupt()):
                 with self._bulk_load(full, dimension):
@@ -689,6 +698,23 @@ class KuzuIndexStore(KuzuStore):
         assert staged is not None
         self.generations.switch(staged)
         self._open(staged.db, read_only=True)
+
+    def _start(self, full: bool, dimension: int | None) -> None:
+        """The run's generation: a copy of the current one, or empty when ``full``, with its schema."""
+        if self.read_only or self._lock is None:
+            raise StoreError("internal: an index run needs a store opened for writing")
+        if self._staged is None:
+            self._stage(None if full else self.generations.current())
+        elif full:
+            self.reset()
+        if dimension is not None:
+            self.ensure_schema(dimension)
+
+    def prepare(self, full: bool, dimension: int) -> None:
+        """Stage the run's generation and make its schema now (GraphWriter.prepare); a run that never
+        comes leaves it to ``close``, which discards it."""
+        self._start(full, dimension)
+        self._ready = (full, dimension)
 
     def _compact_if_grown(self) -> None:
         """Rewrite the staged generation compactly when it has grown past ``compact_growth`` times its

@@ -280,6 +280,12 @@ class GraphWriter(StoreHandle, Protocol):
         Neo4j one transaction. ``full`` starts from an empty graph; ``dimension`` ensures the schema
         for vectors of that width first. Reads inside the block see the run's own writes."""
 
+    def prepare(self, full: bool, dimension: int) -> None:
+        """Make ready what the next ``run(full, dimension)`` would start with (on Kùzu: the run's
+        generation and its schema), so that work overlaps what the caller runs meanwhile (the precise
+        pass's indexers); the run then starts from it. Nothing on Neo4j, whose run is a transaction
+        and must not be held open while the caller computes."""
+
     def write_file(self, write: FileWrite) -> None:
         """Upsert the file and its symbols; drop its symbols that are gone and every edge leaving
         the file or its symbols (the caller then writes the fresh edges)."""
