@@ -37,7 +37,7 @@ from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
 from cg.ingest.resolve.python import Resolver, defines_edges, jedi_names
 from cg.ingest.resolve.scip import INDEXERS as PRECISE_INDEXERS
 from cg.ingest.resolve.scip import LANGUAGES as PRECISE_LANGUAGES
-from cg.ingest.resolve.scip import PreciseResults, run_precise
+from cg.ingest.resolve.scip import PreciseJob, PreciseResults
 from cg.ingest.secrets import redactor
 from cg.ingest.state import (
     FileState,
@@ -135,6 +135,8 @@ class IndexSummary:
     # the precise pass (cg/ingest/resolve/scip.py): language -> what answered it ("scip-typescript: 40 of
     # 42 files") or why nothing did (not installed, timed out, failed)
     precise: dict[str, str] = field(default_factory=dict)
+    # seconds the run waited for those indexers after its own work (``seconds["precise"]``: theirs)
+    precise_waited: float = 0.0
     embedded: int = 0
     embed_cached: int = 0
     embed_device: str | None = None  # where the model ran ("cpu", "cuda"); None when it was not loaded
@@ -270,13 +272,15 @@ def resolve_files(
     targets: set[str] | None,
     progress: Progress | None = None,
     summary: IndexSummary | None = None,
+    precise_job: PreciseJob | None = None,
 ) -> dict[str, Resolution]:
     """Edges and externals of the files in ``targets`` (every file when None), resolved against the
     whole repository's ``extractions``: Python with jedi (when configured) then the name resolver,
     the other languages with the generic resolver (cg/ingest/resolve/generic.py). jedi is asked about
     every position of a target file, never a subset: it caps how often it infers one function per
     script, so which other sites of a file are asked changes the answer at a site, and a subset
-    would not give what a full run gives."""
+    would not give what a full run gives. ``precise_job``: the precise pass over these targets, started
+    earlier (``start_precise``)."""
     progress = progress or _Silent()
     jedi: JediResults | None = None
     chosen = [ex for ex in extractions if targets is None or ex.file.path in targets]
@@ -298,7 +302,7 @@ def resolve_files(
             summary.seconds["jedi"] = report.seconds
     if summary is not None:
         summary.resolver = settings.resolver
-    precise = _precise_pass(settings, chosen, extractions, progress, summary)
+    precise = _precise_pass(settings, chosen, extractions, progress, summary, precise_job)
     python_files = [ex for ex in extractions if resolved_by_python(ex.file.language)]
     resolver = Resolver(python_files, jedi)
     others = [ex for ex in extractions if not resolved_by_python(ex.file.language)]
@@ -314,24 +318,51 @@ def resolve_files(
     return out
 
 
+def _precise_args(
+    settings: Settings, chosen: list[FileExtraction], extractions: list[FileExtraction]
+) -> tuple[Path, dict[str, str], dict[str, str], float, dict[str, str]] | None:
+    """``run_precise``'s arguments for the files being resolved, or None when the pass is off or no
+    file is in a language that has an indexer."""
+    files = {ex.file.path: ex.file.language for ex in chosen if ex.file.language in PRECISE_LANGUAGES}
+    if settings.precise == "off" or not files:
+        return None
+    every = {ex.file.path: ex.file.language for ex in extractions}
+    programs = {indexer.name: getattr(settings, indexer.setting) for indexer in PRECISE_INDEXERS}
+    return settings.repo, files, programs, settings.precise_timeout, every
+
+
+def start_precise(
+    settings: Settings, chosen: list[FileExtraction], extractions: list[FileExtraction]
+) -> PreciseJob | None:
+    """The precise pass over ``chosen`` started in the background (``PreciseJob``), or None when it
+    would not run; ``resolve_files`` takes its answers when it gets to them."""
+    args = _precise_args(settings, chosen, extractions)
+    return PreciseJob(*args) if args is not None else None
+
+
 def _precise_pass(
     settings: Settings,
     chosen: list[FileExtraction],
     extractions: list[FileExtraction],
     progress: Progress,
     summary: IndexSummary | None,
+    job: PreciseJob | None = None,
 ) -> PreciseResults | None:
     """The compilers' answers for the files being resolved (``precise = "auto"``), or None when off or
-    when no file is in a language that has an indexer. An incremental run re-indexes the projects
-    that hold the changed files, whole (a project's types reach across its files)."""
-    files = {ex.file.path: ex.file.language for ex in chosen if ex.file.language in PRECISE_LANGUAGES}
-    if settings.precise == "off" or not files:
-        return None
-    with progress.stage("precise", len(files)) as advance:
-        every = {ex.file.path: ex.file.language for ex in extractions}
-        programs = {indexer.name: getattr(settings, indexer.setting) for indexer in PRECISE_INDEXERS}
-        precise = run_precise(settings.repo, files, programs, settings.precise_timeout, every)
-        advance(len(files))
+    when no file is in a language that has an indexer; ``job``: the same pass, started earlier over the
+    same files. An incremental run re-indexes the projects that hold the changed files, whole (a
+    project's types reach across its files)."""
+    if job is None:
+        args = _precise_args(settings, chosen, extractions)
+        if args is None:
+            return None
+        job = PreciseJob(*args)  # waited for at once: the run had nothing else to do meanwhile
+    waiting = time.perf_counter()
+    with progress.stage("precise", len(job.files)) as advance:
+        precise = job.result()
+        advance(len(job.files))
+    if summary is not None:
+        summary.precise_waited += time.perf_counter() - waiting
     if summary is not None:
         summary.precise = dict(precise.report.languages)
         summary.seconds["precise"] = precise.report.seconds
@@ -400,21 +431,29 @@ def _index_repository(
     parsed = parse(planned, progress, summary)
     summary.seconds["parse"] = clock.lap()  # with the plan: walking and hashing the tree
 
-    resolved = resolve(planned, parsed, progress, summary)
-    summary.affected = len(resolved.affected)
-    summary.seconds["resolve"] = clock.lap() - summary.seconds.get("jedi", 0.0) - summary.seconds.get("precise", 0.0)
+    # The precise pass's indexers (other processes) start now and work while this process embeds and
+    # makes the store's run ready; the resolution then takes their answers (``_start_precise``).
+    targeted = resolve_targets(planned, parsed)
+    job = _start_precise(planned, parsed, targeted, store, embedder)
+    try:
+        embedded = embed(planned, parsed, embedder, store, progress, defer_any=embed_mode == "later")
+        if not embedded.deferred:
+            embedded = replace(embedded, probes=embedder.embed(list(PROBES)))  # from the cache after the first run
+        summary.capped.extend(
+            f"{ex.file.path}: {len(unit.chunks) - 1 + unit.dropped} chunks, kept the first {len(unit.chunks) - 1}"
+            for ex, unit in embedded.chunked
+            if unit.dropped
+        )
+        summary.embedded, summary.embed_cached = embedded.embedded, embedded.cached
+        summary.seconds["model"] = embedded.model_seconds
+        summary.seconds["embed"] = clock.lap() - embedded.model_seconds
 
-    embedded = embed(planned, parsed, embedder, store, progress, defer_any=embed_mode == "later")
-    if not embedded.deferred:
-        embedded = replace(embedded, probes=embedder.embed(list(PROBES)))  # from the cache after the first run
-    summary.capped.extend(
-        f"{ex.file.path}: {len(unit.chunks) - 1 + unit.dropped} chunks, kept the first {len(unit.chunks) - 1}"
-        for ex, unit in embedded.chunked
-        if unit.dropped
-    )
-    summary.embedded, summary.embed_cached = embedded.embedded, embedded.cached
-    summary.seconds["model"] = embedded.model_seconds
-    summary.seconds["embed"] = clock.lap() - embedded.model_seconds
+        resolved = resolve(planned, parsed, progress, summary, targeted, job)
+        summary.affected = len(resolved.affected)
+        summary.seconds["resolve"] = clock.lap() - summary.seconds.get("jedi", 0.0) - summary.precise_waited
+    finally:
+        if job is not None:
+            job.cancel()  # a no-op once its answers were taken; else the indexers stop with the run
 
     written = write(planned, parsed, resolved, embedded, store, progress, {f.path: f.stage for f in summary.failed})
     summary.pruned_externals = written.pruned_externals
@@ -448,6 +487,31 @@ def _index_repository(
     summary.redacted_commits = embedded.history.redacted
     summary.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return summary
+
+
+def _start_precise(
+    planned: Plan, parsed: Parsed, targeted: tuple[set[str], set[str]], store: GraphWriter, embedder: Embedder
+) -> PreciseJob | None:
+    """The precise pass over the files this run resolves, started in the background, and the store's
+    run made ready meanwhile (``GraphWriter.prepare``); None when the pass would not run.
+
+    Why this order: the indexers are other processes that spend a second or more on even a small
+    project (loading the compiler and the language's declarations) and need nothing from this
+    process but the file list, while the run has work that needs nothing from them: embedding (or
+    preparing the texts for later) and a fresh Kùzu generation's tables and full-text indexes (about
+    half a second). Done one after the other they doubled a small JavaScript project's index time
+    (benchmarks/languages.py --precise); on two cores they overlap. The graph written is the same: the
+    resolution still takes every answer before any edge is made."""
+    extractions = list(parsed.extractions.values())
+    chosen = [ex for ex in extractions if ex.file.path in targeted[1]]
+    job = start_precise(planned.settings, chosen, extractions) if chosen else None
+    if job is not None:
+        try:
+            store.prepare(full=not planned.trusted, dimension=_width(store, embedder))
+        except BaseException:
+            job.cancel()
+            raise
+    return job
 
 
 class _Stopwatch:
@@ -611,16 +675,31 @@ class Resolved:
     files: dict[str, Resolution]  # the edges of the fresh and the affected files
 
 
-def resolve(planned: Plan, parsed: Parsed, progress: Progress, summary: IndexSummary) -> Resolved:
-    """Resolve the changed files and the unchanged ones a change may redirect, against the whole repo."""
+def resolve_targets(planned: Plan, parsed: Parsed) -> tuple[set[str], set[str]]:
+    """The unchanged files a change may redirect (``affected``), and every file to resolve: those and
+    the changed ones."""
     touched = planned.changed_paths | set(planned.removed)
     affected = (
         freshness.affected(planned.state, parsed.extractions, parsed.fresh, touched) if planned.trusted else set()
     )
-    targets = set(parsed.fresh) | affected
+    return affected, set(parsed.fresh) | affected
+
+
+def resolve(
+    planned: Plan,
+    parsed: Parsed,
+    progress: Progress,
+    summary: IndexSummary,
+    targeted: tuple[set[str], set[str]] | None = None,
+    precise_job: PreciseJob | None = None,
+) -> Resolved:
+    """Resolve the changed files and the unchanged ones a change may redirect, against the whole repo
+    (``targeted``: ``resolve_targets``'s answer, when the run asked it already)."""
+    affected, targets = targeted or resolve_targets(planned, parsed)
     extractions = list(parsed.extractions.values())
     return Resolved(
-        affected, resolve_files(planned.settings, extractions, targets, progress, summary) if targets else {}
+        affected,
+        resolve_files(planned.settings, extractions, targets, progress, summary, precise_job) if targets else {},
     )
 
 

@@ -418,3 +418,79 @@ def test_an_incremental_go_run_gives_what_a_full_rebuild_gives(go_indexer, tmp_p
     got = _incremental_equals_rebuild(repo, edits, scip_go=go_indexer)
     calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith("::Server.Attempts")}
     assert ("internal/server/sweep.go::Server.Attempts", "internal/store/store.go::Payment.Tries", "scip") in calls
+
+
+# -- the pass runs beside the run's own work (cg/ingest/pipeline.py, _start_precise) -------------
+# A stand-in for scip-typescript that never finishes: it says its pid, then waits a minute.
+HANGING_INDEXER = (
+    "require('fs').writeFileSync(process.env.CG_TEST_PID_FILE, String(process.pid));\n"
+    "setTimeout(() => {}, 60000);\n"
+)
+
+
+def test_ctrl_c_while_the_indexer_works_stops_the_run_and_the_indexer(tmp_path):
+    """The indexer runs in a process group of its own (so a hang can be killed whole), which a
+    terminal's Ctrl-C does not reach: the run must stop it itself, and stop at once."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if shutil.which("node") is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is not on PATH (scripts/test requires it)")
+        pytest.skip("node is not on PATH")
+    repo = tmp_path / "web"
+    shutil.copytree(POLYGLOT / "payments-web", repo)
+    hanging = tmp_path / "scip-typescript.js"
+    hanging.write_text(HANGING_INDEXER)
+    pid_file = tmp_path / "indexer.pid"
+    cg = Path(sys.executable).parent / "cg"
+    command = [str(cg)] if cg.exists() else [sys.executable, "-m", "cg.cli"]
+    env = {
+        **os.environ,
+        "CG_RESOLVER": "name",
+        "CG_HISTORY_COMMITS": "0",
+        "CG_PRECISE": "auto",  # tests/conftest.py turns it off for every other test
+        "CG_SCIP_TYPESCRIPT": str(hanging),
+        "CG_TEST_PID_FILE": str(pid_file),
+    }
+    proc = subprocess.Popen(
+        [*command, "index", str(repo), "--embed", "later"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the indexer never started"
+            time.sleep(0.05)
+        indexer = int(pid_file.read_text())
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        assert time.monotonic() - sent < 3.0, f"Ctrl-C took {time.monotonic() - sent:.1f} s"
+        assert proc.returncode != 0
+        assert "Traceback" not in err
+        while _alive(indexer) and time.monotonic() - sent < 5.0:
+            time.sleep(0.05)
+        assert not _alive(indexer), "the indexer outlived the run"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if pid_file.exists() and pid_file.read_text() and _alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), 9)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
