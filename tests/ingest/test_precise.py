@@ -423,8 +423,7 @@ def test_an_incremental_go_run_gives_what_a_full_rebuild_gives(go_indexer, tmp_p
 # -- the pass runs beside the run's own work (cg/ingest/pipeline.py, _start_precise) -------------
 # A stand-in for scip-typescript that never finishes: it says its pid, then waits a minute.
 HANGING_INDEXER = (
-    "require('fs').writeFileSync(process.env.CG_TEST_PID_FILE, String(process.pid));\n"
-    "setTimeout(() => {}, 60000);\n"
+    "require('fs').writeFileSync(process.env.CG_TEST_PID_FILE, String(process.pid));\nsetTimeout(() => {}, 60000);\n"
 )
 
 
