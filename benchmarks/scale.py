@@ -180,17 +180,18 @@ def main() -> None:
         "cache, interleaved over the rounds; medians. *Queryable* = `cg index --embed later` (the graph and",
         "its full-text index; search, callers, impact, path and explain answer from it): wall and CPU seconds",
         "(user + sys, with the jedi workers), peak RSS, index on disk. *Vectors* = the next `cg index`, which",
-        f"computes them ({model_line()}). *One-file edit* = one line added inside one function body, then",
-        "`cg index` (stages as the run reports them). Latency: the last round's index in a warm process",
+        f"computes them ({model_line()}) and writes them (*vectors written*: that write alone).",
+        "*One-file edit* = one line added inside one function body, then `cg index` (stages as the run",
+        "reports them). Latency: the last round's index in a warm process",
         "(benchmarks/latency.py's measurement; explain includes embedding the question). Start-up: `cg --help`.",
         f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_start)}, at the end"
         f" {', '.join(f'{x:.1f}' for x in load_end)}, on {os.cpu_count()} cores.",
         "",
         "| project | configuration | rounds | files | definitions | queryable: CPU s | wall s | peak RSS MB "
-        "| index MB | stage seconds (parse / jedi / resolve / chunk / write) | vectors: wall s | texts embedded "
-        "| index MB with vectors | one-file edit wall s | edit stages | explain p50 ms | impact p50 ms "
-        "| path p50 ms | start-up s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| index MB | stage seconds (parse / jedi / resolve / chunk / write) | vectors: wall s | CPU s | peak RSS MB "
+        "| vectors written s | texts embedded | index MB with vectors | one-file edit wall s | edit stages "
+        "| explain p50 ms | impact p50 ms | path p50 ms | start-up s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (project, config), rs in rows.items():
         graph = [r["graph"] for r in rs]
@@ -214,6 +215,9 @@ def main() -> None:
             f"{med([r['index_mb'] for r in rs]):.0f}",
             stages,
             f"{med([v['wall'] for v in vec]):.0f}",
+            f"{med([v['cpu'] for v in vec]):.0f}",
+            f"{med([v['rss_mb'] for v in vec]):.0f}",
+            f"{med([v['summary'].get('seconds', {}).get('vectors_write', float('nan')) for v in vec]):.1f}",
             str(vec[-1]["summary"].get("embedded", "")),
             f"{med([r['vectors_mb'] for r in rs]):.0f}",
             f"{med([x['wall'] for x in edits]):.1f}",
