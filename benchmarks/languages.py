@@ -12,7 +12,8 @@ runs, the CPU is shared), resolve is the generic resolver.
 
 ``--precise`` measures the TypeScript and JavaScript projects twice in one process, interleaved,
 with the precise pass off and on (scip-typescript from tools/npm, which scripts/test
-installs, or CG_SCIP_TYPESCRIPT): the share of calls resolved in the repository and to named
+installs, or CG_SCIP_TYPESCRIPT), each project with its dependencies installed beside it as a
+developer's checkout has them (``_dependencies``): the share of calls resolved in the repository and to named
 externals, the time of the structure pass (parse + resolve) and of a whole ``index_repository`` with
 vectors deferred, and how often the generic resolver named the same definition as the compiler where
 both named one. Its precision is audited by hand on a fixed sample of 100 ``scip`` edges per
@@ -172,6 +173,38 @@ def measure(project: Project) -> dict:
     }
 
 
+def _dependencies(project: Project, repo: Path) -> str:
+    """Give the type checker the project's dependencies, as a developer's checkout has them, and say
+    which: ``go mod download`` for Go; for npm, ``npm install --ignore-scripts`` (no install script
+    runs) of the package.json's dependencies and devDependencies, once, beside the package. A
+    published npm package has no lockfile, so the versions are the newest its ranges allowed that day;
+    without them its imports of fastify, ws, express or Node's types stay unknown to the compiler."""
+    if project.tool == "go":
+        _run(["go", "mod", "download"], repo)
+        return "go mod download"
+    if project.tool != "npm":
+        return ""
+    root = repo if (repo / "package.json").is_file() else repo.parent
+    if not (root / "node_modules").is_dir():
+        # --legacy-peer-deps: an old package's devDependencies can conflict with their peers of today
+        _run(
+            [
+                "npm",
+                "install",
+                "--ignore-scripts",
+                "--legacy-peer-deps",
+                "--no-package-lock",
+                "--no-audit",
+                "--no-fund",
+            ],
+            root,
+        )
+    packages = sum(1 for p in (root / "node_modules").glob("*/package.json")) + sum(
+        1 for p in (root / "node_modules").glob("@*/*/package.json")
+    )
+    return f"npm install --ignore-scripts --legacy-peer-deps: {packages} packages"
+
+
 def _indexers() -> dict[str, str]:
     """The indexers scripts/test installs (or CG_SCIP_TYPESCRIPT / CG_SCIP_GO), by setting."""
     found = {
@@ -218,7 +251,11 @@ def _precise_run(project: Project, repo: Path, mode: str, indexers: dict[str, st
     edited = sorted(paths)[len(paths) // 2]  # one file of the project, the same in every run
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / repo.name
-        shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".cg"))
+        shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".cg", "node_modules"))
+        for modules, link in ((repo / "node_modules", copy), (repo.parent / "node_modules", copy.parent)):
+            if modules.is_dir():  # the installed dependencies (_dependencies), where the compiler looks
+                (link / "node_modules").symlink_to(modules, target_is_directory=True)
+                break
         options = {"resolver": "name", "precise": mode, "history_commits": 0, **indexers}
         store = KuzuStore(copy / ".cg" / "graph.kuzu")
         try:
@@ -318,9 +355,7 @@ def audit(project: Project, repo: Path, calls: list[Edge]) -> dict:
 def precise_main(rounds: int) -> None:
     indexers = _indexers()
     repos = {p.label: fetch(p) for p in PRECISE_PROJECTS}
-    for project in PRECISE_PROJECTS:
-        if project.tool == "go":  # the dependencies' sources, for the type checker (offline from here on)
-            _run(["go", "mod", "download"], repos[project.label])
+    installed = {p.label: _dependencies(p, repos[p.label]) for p in PRECISE_PROJECTS}
     results: dict[str, dict[str, list[dict]]] = {p.label: {"off": [], "auto": []} for p in PRECISE_PROJECTS}
     for _ in range(rounds):  # interleaved: each project off then on, round after round
         for project in PRECISE_PROJECTS:
@@ -345,13 +380,16 @@ def precise_main(rounds: int) -> None:
         "generic resolver and the compiler both named definitions in the project, those where they named the",
         "same ones (the generic resolver read against the compiler). Precision = correct / (correct +",
         f"wrong) over the reviewed part of a fixed sample of {AUDIT_SIZE} `scip` edges per project",
-        "(benchmarks/audit/scip-<project>.tsv).",
+        "(benchmarks/audit/scip-<project>.tsv). Dependencies = what the type checker was given beside the",
+        "sources (`_dependencies`: a developer's checkout has them; the npm versions are those the ranges",
+        "allowed on the day, a published package having no lockfile).",
         "",
-        "| language | project | files | LOC | precise pass | resolved off -> on | in repo off -> on | named off -> on "
+        "| language | project | files | LOC | dependencies | precise pass | resolved off -> on | in repo off -> on "
+        "| named off -> on "
         "| ambiguous + unresolved on | structure s off / on | index s off / on (x) | edit s off / on (precise s) "
         "| precise s per 1k LOC "
         "| agreement | audit: correct / wrong / unclear / pending | precision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     wrong: list[str] = []
     for project in PRECISE_PROJECTS:
@@ -365,7 +403,8 @@ def precise_main(rounds: int) -> None:
         precision = f"{checked['precision']:.3f}" if checked["precision"] is not None else "-"
         how = "; ".join(f"{k}: {v}" for k, v in sorted(on[-1]["precise"].items()))
         lines.append(
-            f"| {project.language} | {project.label} | {on[-1]['files']} | {on[-1]['loc']} | {how} "
+            f"| {project.language} | {project.label} | {on[-1]['files']} | {on[-1]['loc']} "
+            f"| {installed[project.label]} | {how} "
             f"| {a['resolved']:.1%} -> {b['resolved']:.1%} | {a['in_repo']:.1%} -> {b['in_repo']:.1%} "
             f"| {a['named']:.1%} -> {b['named']:.1%} | {b['ambiguous'] + b['unresolved']:.1%} "
             f"| {mid(off, 'structure'):.2f} / {mid(on, 'structure'):.2f} "
