@@ -162,7 +162,7 @@ class KuzuStore(CypherStore):
             raise StoreError(f"cannot open the index at {path}: {' '.join(str(exc).split())}") from exc
         self._conn = kuzu.Connection(self._db)
         self._prepared: dict[str, kuzu.PreparedStatement] = {}  # a reader's statements, planned once
-        self._fetched: dict[tuple[str, str], dict[str, Any]] = {}  # see ``_fetched_with``
+        self._fetched: dict[tuple[str, str, str], dict[str, Any]] = {}  # see ``_through_fetched``
         for extension in ("fts", "vector"):
             self._conn.execute(f"LOAD EXTENSION {extension}")
 
@@ -498,15 +498,17 @@ class KuzuStore(CypherStore):
     ) -> list[tuple[str, float]]:
         if not analyzed_query.strip():
             return []
-        owner = ", node.owner_id" if label == "Chunk" else ""
+        extra = {"Chunk": ", node.owner_id", "Symbol": ", node.embedding"}.get(label, "")
+        extra = extra if field == "search_text" else ""
         rows = self._read(
             f"CALL QUERY_FTS_INDEX('{label}', '{_FTS_INDEX[text_field(label, field)]}', $q) WITH node, score"
-            f" WHERE node.repo = $repo RETURN node.id, score, node.{field}{owner} ORDER BY score DESC LIMIT $k",
+            f" WHERE node.repo = $repo RETURN node.id, score, node.{field}{extra} ORDER BY score DESC LIMIT $k",
             {"q": analyzed_query, "k": limit},
         )
-        self._keep_fetched((label, field), {r[0]: r[2] for r in rows})
-        if owner:
-            self._keep_fetched(("Chunk", "owner_id"), {r[0]: r[3] for r in rows})
+        self._keep_fetched("fulltext", (label, field), {r[0]: r[2] for r in rows})
+        if extra:  # a chunk's owner, a definition's vector: what ranking the hits reads next
+            kept = ("Chunk", "owner_id") if label == "Chunk" else ("Symbol", "embedding")
+            self._keep_fetched("fulltext", kept, {r[0]: r[3] for r in rows})
         return [(r[0], float(r[1])) for r in rows]
 
     def vector(
@@ -521,9 +523,9 @@ class KuzuStore(CypherStore):
             f" RETURN n.id, score, n.{prop}{owner} ORDER BY score DESC LIMIT $k",
             {"q": embedding.astype(float).tolist(), "k": limit},
         )
-        self._keep_fetched((label, prop), {r[0]: r[2] for r in rows})
+        self._keep_fetched("vector", (label, prop), {r[0]: r[2] for r in rows})
         if owner:
-            self._keep_fetched(("Chunk", "owner_id"), {r[0]: r[3] for r in rows}, add=True)
+            self._keep_fetched("vector", ("Chunk", "owner_id"), {r[0]: r[3] for r in rows})
         return [(r[0], float(r[1])) for r in rows]
 
     def best_cosines(self, vectors: np.ndarray) -> list[float]:
@@ -541,39 +543,41 @@ class KuzuStore(CypherStore):
 
     # Candidates come with what ranking them reads next. Kùzu 0.11.3 answers a read of nodes by a list
     # of ids by scanning the table (``_read_by_ids``): re-reading the 300 full-text candidates' texts
-    # and the chunks' owners took 120 of an explain's 590 ms on Django. So ``fulltext`` and ``vector``
-    # return those columns with the hits, and the reads that follow are answered from them when every
-    # id asked for is among the last hits of that label (the last call's only: nothing is remembered
-    # from one question to the next). A store being written never answers from them.
-    def _keep_fetched(self, key: tuple[str, str], values: dict[str, Any], add: bool = False) -> None:
-        if add and key in self._fetched:
-            self._fetched[key].update(values)
-        else:
-            self._fetched[key] = values
+    # and the chunks' owners took 120 of an explain's 590 ms on Django, and the vectors of the full-text
+    # candidates outside the vector pool (``_complete_cosines``: 350 ids) another 80 ms. So ``fulltext``
+    # and ``vector`` return those columns with the hits (a definition's full-text hit its vector too:
+    # 27 ms more for 300), and the reads that follow are answered from the last full-text and the last
+    # vector hits of that label (the last call's of each: nothing is remembered from one question to
+    # the next); only the ids among neither are read. A store being written never answers from them.
+    def _keep_fetched(self, source: str, key: tuple[str, str], values: dict[str, Any]) -> None:
+        self._fetched[(source, *key)] = values
 
-    def _fetched_with(self, key: tuple[str, str], ids: list[str]) -> dict[str, Any] | None:
-        known = self._fetched.get(key)
-        if not self.read_only or known is None or not all(i in known for i in ids):
-            return None
-        return {i: known[i] for i in ids}
+    def _through_fetched(
+        self, key: tuple[str, str], ids: list[str], read: Callable[[list[str]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The values of ``ids`` kept from the last hits, and ``read`` for the others."""
+        kept = [self._fetched.get((source, *key), {}) for source in ("fulltext", "vector")] if self.read_only else []
+        known: dict[str, Any] = {}
+        for values in kept:
+            known.update({i: values[i] for i in ids if i in values})
+        missing = [i for i in dict.fromkeys(ids) if i not in known]
+        return {**known, **read(missing)} if missing else known
 
     def lexical_docs(self, ids: list[str], label: str = "Symbol", field: str = "search_text") -> dict[str, str]:
-        known = self._fetched_with((label, field), ids)
-        if known is None:
-            return super().lexical_docs(ids, label, field)
-        return {i: text or "" for i, text in known.items()}
+        def read(missing: list[str]) -> dict[str, str]:
+            return super(KuzuStore, self).lexical_docs(missing, label, field)
+
+        return {i: text or "" for i, text in self._through_fetched((label, field), ids, read).items()}
 
     def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
-        known = self._fetched_with(vector_prop(label, prop), ids)
-        if known is None:
-            return super().embeddings(ids, label, prop)
-        return {i: np.asarray(v, dtype=np.float32) for i, v in known.items() if v is not None}
+        def read(missing: list[str]) -> dict[str, np.ndarray]:
+            return super(KuzuStore, self).embeddings(missing, label, prop)
+
+        values = self._through_fetched(vector_prop(label, prop), ids, read)
+        return {i: np.asarray(v, dtype=np.float32) for i, v in values.items() if v is not None}
 
     def chunk_owners(self, ids: list[str]) -> dict[str, str]:
-        known = self._fetched_with(("Chunk", "owner_id"), ids)
-        if known is None:
-            return super().chunk_owners(ids)
-        return known
+        return self._through_fetched(("Chunk", "owner_id"), ids, super().chunk_owners)
 
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False

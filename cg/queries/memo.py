@@ -11,17 +11,24 @@ replaced.
 
 Results are keyed per id on the side the statement matches: ``calls(ids, "in")`` by callee,
 ``inherits(ids, "out")`` by subclass, ``members`` by class, ``decorators`` by the decorated
-definition; an id with no rows is remembered as empty. Every other reader method passes through.
+definition, ``caller_counts`` by callee; an id with no rows is remembered as empty. Every other
+reader method passes through. ``search`` and ``explain`` read through one too (``memo``): an explain
+on Django asked about the calls of 68 ids of which 37 were distinct.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from cg.graph.store import CallRow, GraphReader
 
 Row = TypeVar("Row")
+
+
+def memo(store: GraphReader) -> GraphReader:
+    """``store`` read through a ``Memo`` for one answer (itself when it already is one)."""
+    return store if isinstance(store, Memo) else cast(GraphReader, Memo(store))
 
 
 class Memo:
@@ -70,3 +77,9 @@ class Memo:
 
     def decorators(self, ids: list[str]) -> list[tuple[str, str, int]]:
         return sorted(self._per_id("decorators", ids, self._store.decorators, lambda r: r[1]))
+
+    def caller_counts(self, ids: list[str]) -> dict[str, int]:
+        def fetch(missing: list[str]) -> list[tuple[str, int]]:
+            return list(self._store.caller_counts(missing).items())
+
+        return dict(self._per_id("caller_counts", ids, fetch, lambda r: r[0]))

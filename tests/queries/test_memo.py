@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
+from cg.queries import explain as explain_module
 from cg.queries import impact as impact_module
+from cg.queries import search as search_module
+from cg.queries.explain import explain
 from cg.queries.impact import impact
 from cg.queries.memo import Memo
 
@@ -29,7 +32,8 @@ class Counting:
                 self.asked[(name, i)] += 1
             return read(ids, *args, **kwargs)
 
-        return counted if name in ("symbols", "calls", "inherits", "members", "decorators") else read
+        per_id = ("symbols", "calls", "inherits", "members", "decorators", "caller_counts")
+        return counted if name in per_id else read
 
 
 def _definitions(store) -> list[dict[str, Any]]:
@@ -42,7 +46,7 @@ def test_impact_through_the_memo_answers_as_the_store_does(ctx, monkeypatch):
     symbols = _definitions(store)
     assert len(symbols) > 100
     remembered = [impact(store, s).as_dict() for s in symbols]
-    monkeypatch.setattr(impact_module, "Memo", lambda reader: reader)  # every read goes to the store
+    monkeypatch.setattr(impact_module, "memo", lambda reader: reader)  # every read goes to the store
     plain = [impact(store, s).as_dict() for s in symbols]
     assert remembered == plain
     assert any(a["callers"] for a in plain) and any(a["tests"] for a in plain)
@@ -72,3 +76,29 @@ def test_an_id_with_nothing_is_remembered_as_nothing(ctx, direction):
     assert memo.inherits(["no/such.py::Nothing"], direction) == []
     assert memo.inherits(["no/such.py::Nothing"], direction) == []
     assert counting.statements == 1
+
+
+def test_explain_and_search_through_the_memo_answer_as_the_store_does(ctx, monkeypatch):
+    """An answer read through the memo is the answer read straight from the store, with fewer reads."""
+    store, embedder = ctx
+    questions = ["how is a failed payment retried?", "what calls compute_backoff?", "how are coupons validated?"]
+    counting = Counting(store)
+    remembered = [explain(counting, embedder, q).as_dict() for q in questions]  # type: ignore[arg-type]
+    asked_once = counting.statements
+    monkeypatch.setattr(explain_module, "memo", lambda reader: reader)
+    monkeypatch.setattr(search_module, "memo", lambda reader: reader)
+    counting = Counting(store)
+    plain = [explain(counting, embedder, q).as_dict() for q in questions]  # type: ignore[arg-type]
+    assert remembered == plain
+    assert all(answer["nodes"] for answer in plain)
+    assert asked_once < counting.statements
+
+
+def test_caller_counts_through_the_memo(ctx):
+    store, _ = ctx
+    counting = Counting(store)
+    memo = Memo(counting)  # type: ignore[arg-type]
+    ids = [s["id"] for s in _definitions(store)][:40]
+    assert memo.caller_counts(ids) == store.caller_counts(ids)
+    assert memo.caller_counts(ids[::-1] + ["no/such.py::nothing"]) == store.caller_counts(ids)
+    assert counting.statements == 2 and counting.asked[("caller_counts", ids[0])] == 1
