@@ -264,6 +264,15 @@ CALLEES = "MATCH (a:Symbol {repo: $repo})-[c:CALLS]->(n) WHERE a.id IN $ids RETU
 CALLERS = "MATCH (n:Symbol)-[c:CALLS]->(a:Symbol {repo: $repo}) WHERE a.id IN $ids RETURN n.id, a.id," + _CALL_COLUMNS
 
 
+# What a resident graph loads (cg/graph/resident.py): the reads by ids above, over every node at once.
+# Kùzu only, where a database holds one repository, so bases and subclasses are one set of pairs.
+RESIDENT_SUMMARIES = f"MATCH (n:Symbol {{repo: $repo}}) RETURN {SUMMARY}"
+RESIDENT_CALLS = "MATCH (a:Symbol {repo: $repo})-[c:CALLS]->(n) RETURN a.id, n.id, c.line, c.resolved_by, labels(n)"
+RESIDENT_EXTERNALS = "MATCH (n:External {repo: $repo}) RETURN n.id, n.name"
+RESIDENT_INHERITS = "MATCH (a:Symbol {repo: $repo})-[:INHERITS]->(b:Symbol {repo: $repo}) RETURN DISTINCT a.id, b.id"
+RESIDENT_MEMBERS = "MATCH (c:Symbol {repo: $repo})-[:DEFINES]->(n:Symbol) RETURN c.id, n.id"
+
+
 def node_ids_and(label: str, prop: str) -> str:
     """Id and one property of nodes by id (search_text for BM25, a vector for exact re-scoring)."""
     return f"MATCH (n:{label} {{repo: $repo}}) WHERE n.id IN $ids RETURN n.id, n.{prop}"

@@ -339,12 +339,12 @@ class CypherStore(ABC):
         if not ids:
             return []
         rows = self._read(q.BASES if direction == "out" else q.SUBCLASSES, {"ids": ids})
-        return [(r[0], r[1]) for r in rows]
+        return sorted((r[0], r[1]) for r in rows)
 
     def members(self, ids: list[str]) -> list[dict[str, Any]]:
         if not ids:
             return []
-        return self._records(q.MEMBERS, {"ids": ids}, SUMMARY_FIELDS)
+        return sorted(self._records(q.MEMBERS, {"ids": ids}, SUMMARY_FIELDS), key=member_order)
 
     def importers(self, ids: list[str]) -> list[tuple[str, str, int]]:
         if not ids:
@@ -358,27 +358,57 @@ class CypherStore(ABC):
     def calls(self, ids: list[str], direction: str) -> list[CallRow]:
         if not ids:
             return []
-        out = []
         rows = self._read(q.CALLEES if direction == "out" else q.CALLERS, {"ids": ids})
-        for src, dst, line, resolved_by, labels, name, qualname, kind, path, start, end, signature, file_kind in rows:
-            other_id = dst if direction == "out" else src
-            other = {
-                "id": other_id,
-                "name": name,
-                "qualname": qualname or other_id,
-                "kind": kind or "external",
-                "path": path,
-                "start_line": start,
-                "end_line": end,
-                "signature": signature,
-                "file_kind": file_kind,
-            }
-            label = labels if isinstance(labels, str) else labels[0]  # Kùzu: the label; Neo4j: a list
-            out.append(CallRow(src, dst, int(line or 0), resolved_by or "", other, label))
-        return out
+        return sorted((call_row(row, direction) for row in rows), key=call_order)
 
     def stats(self) -> dict[str, int]:
         counts = {label: int(self._read(q.count_nodes(label))[0][0]) for label in q.NODE_LABELS}
         for rel in q.REL_TYPES:
             counts[rel] = sum(int(self._read(q.count_edges(rel, src))[0][0]) for src in q.EDGE_SOURCES[rel])
         return counts
+
+
+# The walks return their rows in one order on every backend (a database answers in whatever order its
+# scan or index gives, Kùzu's differing with the list of ids asked): calls by caller, line, callee;
+# members by class, line, id; pairs sorted. Ties broken downstream then break the same way everywhere,
+# and the resident graph (cg/graph/resident.py) gives the statements' answers exactly.
+def call_order(row: CallRow) -> tuple[str, int, str]:
+    return (row.src, row.line, row.dst)
+
+
+def member_order(node: dict[str, Any]) -> tuple[str, int, str]:
+    return (node.get("parent_id") or "", int(node.get("start_line") or 0), node["id"])
+
+
+def call_row(row: list[Any], direction: str) -> CallRow:
+    """A row of ``q.CALLEES`` ('out') or ``q.CALLERS`` ('in') as a CallRow."""
+    src, dst, line, resolved_by, labels, *node = row
+    label = labels if isinstance(labels, str) else labels[0]  # Kùzu: the label; Neo4j: a list
+    return CallRow(
+        src, dst, int(line or 0), resolved_by or "", call_end(dst if direction == "out" else src, *node), label
+    )
+
+
+def call_end(
+    node_id: str,
+    name: str | None,
+    qualname: str | None = None,
+    kind: str | None = None,
+    path: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    signature: str | None = None,
+    file_kind: str | None = None,
+) -> dict[str, Any]:
+    """The other end of a CallRow: a definition's summary fields, or an External's id and name."""
+    return {
+        "id": node_id,
+        "name": name,
+        "qualname": qualname or node_id,
+        "kind": kind or "external",
+        "path": path,
+        "start_line": start,
+        "end_line": end,
+        "signature": signature,
+        "file_kind": file_kind,
+    }

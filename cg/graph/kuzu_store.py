@@ -18,6 +18,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
@@ -32,13 +33,17 @@ from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
 from cg.graph.kuzu_bulk import NODE_VECTORS, BulkLoad, Unbufferable
 from cg.graph.readonly import vet
-from cg.graph.store import SCHEMA_VERSION, FileWrite, StoreError, commit_rows, doc_rows
+from cg.graph.resident import Resident
+from cg.graph.store import SCHEMA_VERSION, CallRow, FileWrite, StoreError, commit_rows, doc_rows
 from cg.model import CommitRecord, DocSection, Edge, External
 
 if TYPE_CHECKING:
     import kuzu
 
 log = logging.getLogger(__name__)
+# Seconds of walks (reads by ids of calls, summaries, bases, members) a reader runs before it holds the
+# generation's graph in memory: about what loading Django's costs (cg/graph/resident.py).
+RESIDENT_AFTER = 1.5
 # One per cypher.TEXT_FIELDS: symbol_fts, chunk_fts, doc_fts, commit_fts, symbol_literals_fts.
 _FTS_INDEX = {
     (label, prop): f"{label.lower()}_fts" if prop == "search_text" else f"{label.lower()}_{prop}_fts"
@@ -163,6 +168,8 @@ class KuzuStore(CypherStore):
         self._conn = kuzu.Connection(self._db)
         self._prepared: dict[str, kuzu.PreparedStatement] = {}  # a reader's statements, planned once
         self._fetched: dict[tuple[str, str, str], dict[str, Any]] = {}  # see ``_through_fetched``
+        self._resident: Resident | None = None  # this generation's graph in memory (cg/graph/resident.py)
+        self._walked = 0.0  # seconds the walks have cost this reader while not resident
         for extension in ("fts", "vector"):
             self._conn.execute(f"LOAD EXTENSION {extension}")
 
@@ -578,6 +585,46 @@ class KuzuStore(CypherStore):
 
     def chunk_owners(self, ids: list[str]) -> dict[str, str]:
         return self._through_fetched(("Chunk", "owner_id"), ids, super().chunk_owners)
+
+    # The walks: answered by the resident graph once loading it has paid (cg/graph/resident.py).
+    def symbols(self, ids: list[str], with_text: bool = True) -> dict[str, dict[str, Any]]:
+        if with_text:  # the code itself stays in Kùzu
+            return super().symbols(ids, with_text)
+        return cast(dict[str, dict[str, Any]], self._walk("symbols", ids, False))
+
+    def calls(self, ids: list[str], direction: str) -> list[CallRow]:
+        return cast(list[CallRow], self._walk("calls", ids, direction))
+
+    def caller_counts(self, ids: list[str]) -> dict[str, int]:
+        return cast(dict[str, int], self._walk("caller_counts", ids))
+
+    def inherits(self, ids: list[str], direction: str) -> list[tuple[str, str]]:
+        return cast(list[tuple[str, str]], self._walk("inherits", ids, direction))
+
+    def members(self, ids: list[str]) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._walk("members", ids))
+
+    def _walk(self, read: str, *args: Any) -> Any:
+        """``read`` from the resident graph when there is one, else by statement (its time counted)."""
+        resident = self._resident_graph()
+        if resident is not None:
+            return getattr(resident, read)(*args)
+        started = time.perf_counter()
+        try:
+            return getattr(CypherStore, read)(self, *args)
+        finally:
+            self._walked += time.perf_counter() - started
+
+    def _resident_graph(self) -> Resident | None:
+        """The resident graph, loaded now if the walks have cost ``RESIDENT_AFTER`` seconds; None for a
+        store being written, or before then."""
+        if self._resident is None and self.read_only and self._walked >= RESIDENT_AFTER:
+            self._walked = float("-inf")  # one attempt per generation
+            try:
+                self._resident = Resident(lambda query: self._read(query, {}))
+            except (RuntimeError, MemoryError) as exc:
+                log.warning("reading the graph from the index at each step: cannot hold it in memory (%s)", exc)
+        return self._resident
 
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, write: bool = False
