@@ -69,14 +69,16 @@ EDITS = {
 def run(command: list[str], cwd: Path, env: dict[str, str]) -> dict:
     """``command`` as a child process: wall and CPU seconds, peak RSS, and its stdout as JSON."""
     started = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+    # both streams to files: a child that writes more than a pipe holds to one nobody reads until it
+    # ends would wait forever (GitNexus's progress on Django did)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
-        stderr = proc.stderr.read() if proc.stderr else ""
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
-        stdout = out.read()
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {stderr.strip()[-400:]}")
     return {
