@@ -25,9 +25,9 @@ from tests.graphdump import differences, dump, vector_differences, vectors
 RETRY = Path("shop/payments/retry.py")
 
 
-def _later_then_now(repo: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, rewrite_at: int):
-    """Index ``repo`` without vectors, then fill them with ``VECTOR_REWRITE_AT`` = ``rewrite_at``;
-    return the graph, the vectors and how many vectors went in by SET."""
+def _later_then_now(repo: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, rewrite_at: int, batch: int = 20_000):
+    """Index ``repo`` without vectors, then fill them with ``VECTOR_REWRITE_AT`` = ``rewrite_at`` and
+    ``batch`` rows a statement; return the graph, the vectors and how many vectors went in by SET."""
     settings = load_settings(repo, cache_dir=cache, resolver="name", history_commits=0)
     embedder = embedder_for(settings)
     with open_store(settings, read_only=False, must_exist=False) as store:
@@ -41,6 +41,7 @@ def _later_then_now(repo: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, re
 
     with monkeypatch.context() as patch:
         patch.setattr(kuzu_store, "VECTOR_REWRITE_AT", rewrite_at)
+        patch.setattr(kuzu_store.KuzuStore, "bulk_rows", batch)
         patch.setattr(CypherStore, "set_vectors", counted)
         with open_store(settings, read_only=False) as store:
             filled = index_repository(settings, store, embedder, embed_mode="now")
@@ -57,7 +58,7 @@ def _generations(repo: Path) -> list[Path]:
 def test_rewritten_vectors_are_the_ones_set_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     cache = tmp_path / "a" / "cache"  # a cache each: a warm one would give the vectors in the first run
     rewritten, by_set = copy_shop(tmp_path / "a" / "shop"), copy_shop(tmp_path / "b" / "shop")
-    graph, stored, set_count = _later_then_now(rewritten, cache, monkeypatch, rewrite_at=10)
+    graph, stored, set_count = _later_then_now(rewritten, cache, monkeypatch, rewrite_at=10, batch=37)
     want_graph, want_vectors, want_set = _later_then_now(by_set, tmp_path / "b" / "cache", monkeypatch, 10**9)
     assert set_count == 0 and want_set > 100, (set_count, want_set)  # the shop has ~380 vectors
     assert sum(len(v) for v in stored.values()) == want_set
