@@ -50,20 +50,29 @@ FEATURES = ("cosine",)  # the lexical signals and the gap did not carry from one
 # and unknown refused fewer and lowered every other question's cosine threshold to pay for the
 # unknown words, answering questions the cosine alone refused (both are in the table).
 UNKNOWN_RULE = True
+# ``absent`` counts the names a question writes (an acronym, a brand in mixed case, a capitalised word
+# inside a sentence: "SMTP", "GraphQL", "Kerberos") that no definition holds in any case
+# (cg/queries/explain.py absent_names); with ABSENT_RULE one such name refuses the question unless a
+# hit is pinned. The rule has nothing to fit, but it was written after reading which unanswerable
+# questions of these five sets the cosine answered, so its held-out figures below are not evidence
+# the way the fitted models' are: the hidden sets are.
+ABSENT_RULE = True
 CANDIDATES = (
-    (("cosine",), False),
-    (("coverage",), False),
-    (("missing",), False),
-    (("cosine", "coverage"), False),
-    (("cosine", "missing"), False),
-    (("cosine", "coverage", "missing"), False),
-    (("cosine", "coverage", "missing", "cosine_gap"), False),
-    (("unknown",), False),
-    (("cosine", "unknown"), False),
-    (("cosine", "coverage", "unknown"), False),
-    (("cosine",), True),
+    (("cosine",), False, False),
+    (("coverage",), False, False),
+    (("missing",), False, False),
+    (("cosine", "coverage"), False, False),
+    (("cosine", "missing"), False, False),
+    (("cosine", "coverage", "missing"), False, False),
+    (("cosine", "coverage", "missing", "cosine_gap"), False, False),
+    (("unknown",), False, False),
+    (("cosine", "unknown"), False, False),
+    (("cosine", "coverage", "unknown"), False, False),
+    (("cosine",), True, False),
+    (("cosine",), False, True),
+    (("cosine",), True, True),
 )
-MEASURED = ("coverage", "missing", "unknown", "cosine", "cosine_gap")
+MEASURED = ("coverage", "missing", "unknown", "absent", "cosine", "cosine_gap")
 TRAIN_FALSE_REFUSALS = 0.025  # at most this share of the training repository's answerable questions refused
 MODEL_FILE = ROOT / "cg" / "queries" / "refusal_model.py"
 # Unanswerable questions: shop's and httpx's in files of their own (written first), the later sets'
@@ -109,7 +118,12 @@ def measure(repo: Path, asked: list[tuple[str, bool]]) -> list[dict]:
     return rows
 
 
-def fit(rows: list[dict], features: tuple[str, ...] = FEATURES, unknown_rule: bool = UNKNOWN_RULE) -> dict:
+def fit(
+    rows: list[dict],
+    features: tuple[str, ...] = FEATURES,
+    unknown_rule: bool = UNKNOWN_RULE,
+    absent_rule: bool = ABSENT_RULE,
+) -> dict:
     from sklearn.linear_model import LogisticRegression  # a bench-only dependency
 
     x = np.array([[r[f] for f in features] for r in rows])
@@ -121,6 +135,8 @@ def fit(rows: list[dict], features: tuple[str, ...] = FEATURES, unknown_rule: bo
     allowed = int(TRAIN_FALSE_REFUSALS * sum(r["answerable"] for r in rows))
     ordered = sorted(probability(r, fitted) for r in answerable)
     fitted["threshold"] = round(float(ordered[allowed]) - 1e-4, 4) if ordered else 0.5
+    if absent_rule:
+        fitted["refuse_absent_names"] = True
     if unknown_rule:  # the rest of the allowance goes to questions with unknown words, by their cosine
         kept = sorted(r["cosine"] for r in answerable if r["unknown"] > 0 and model_answers(r, fitted))
         spare = max(allowed - sum(not model_answers(r, fitted) for r in answerable), 0)
@@ -183,14 +199,15 @@ def main() -> None:
         "| features | " + " | ".join(f"{n}: refused / false" for n in data) + " | all held-out questions |",
         "|---|" + "---|" * (len(data) + 1),
     ]
-    for features, rule in CANDIDATES:
+    for features, rule, absent in CANDIDATES:
         cells, refused, false, bad, good = [], 0.0, 0.0, 0, 0
         for test in data:
-            model = fit([r for n in data if n != test for r in data[n]], features, rule)
+            model = fit([r for n in data if n != test for r in data[n]], features, rule, absent)
             hit, wrong, n_bad, n_good = rates(model, data[test])
             cells.append(f"{hit:.0%} / {wrong:.1%}")
             refused, false, bad, good = refused + hit * n_bad, false + wrong * n_good, bad + n_bad, good + n_good
         name = " + ".join(features) + (", then the unknown-word rule" if rule else "")
+        name += ", then the absent-name rule" if absent else ""
         compared.append(f"| {name} | {' | '.join(cells)} | {refused / bad:.0%} / {false / good:.1%} |")
     shipped = fit([r for rows in data.values() for r in rows])
     shipped["fitted_on"] = sorted(data)
@@ -221,6 +238,14 @@ def main() -> None:
                 " highest that keeps the training false refusals within the same share)."
                 if UNKNOWN_RULE
                 else "."
+            )
+            + (
+                " Then the absent-name rule: a question that writes a name no definition holds in any case"
+                ' ("SMTP", "GraphQL", "Kerberos"; `absent` > 0) is refused; the rule fits nothing, but was'
+                " written after reading these sets' failures, so its held-out figures are not evidence the"
+                " way the fitted ones are."
+                if ABSENT_RULE
+                else ""
             ),
             "A question whose hits pin a definition (an exact identifier, or the literal a quoted message",
             "comes from) is answered without the model. Each row is",

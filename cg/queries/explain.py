@@ -68,6 +68,7 @@ TRIVIAL_LINES = 4  # a callee this short (def line included) that calls nothing 
 TRIVIAL_PENALTY = 0.5
 MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")  # a dotted name is one token
+_QUOTED_SPAN = re.compile(r"\"[^\"]*\"|`[^`]*`|(?<!\w)'[^']*'(?!\w)")  # a quoted string, quotes and all
 _ENDINGS = ("s", "es", "ed", "d", "ing")  # plain forms tried for a word the tokenizer splits (unknown_words)
 _PRIMARY_KINDS = ("function", "method", "class")
 _ROUTE = re.compile(
@@ -141,6 +142,7 @@ class Explanation:
     tokens_used: int = 0
     sources: list[Source] = field(default_factory=list)  # doc sections and commits (cg/queries/sources.py)
     unembedded: int = 0  # files and commits without vectors yet: the vector arm saw part of the index
+    absent: list[str] = field(default_factory=list)  # names the question writes that no definition holds
 
     @property
     def entries(self) -> list[str]:
@@ -167,6 +169,7 @@ class Explanation:
             "tokens_used": self.tokens_used,
             "sources": [s.as_dict() for s in self.sources],
             "unembedded": self.unembedded,
+            "absent": self.absent,
         }
 
 
@@ -207,6 +210,8 @@ def answerability(
       ``null_cosine`` (how close the best definition comes to a question about something else
       entirely, cg/ingest/baseline.py): the level of the raw cosine depends on the repository;
     - ``cosine_gap``: how far the best cosine stands above the other hits' mean;
+    - ``absent``: how many names the question writes ("SMTP", "GraphQL", "Kerberos") no definition
+      holds (``absent_names``);
     - ``unknown``: how many of the question's words no definition contains *and* the embedding
       model's tokenizer does not keep whole ("smtp", "graphql", "msgpack", "keychain"; not "decide",
       "pick" or "walk"): a question names a technology or a domain the code lacks, where an answerable
@@ -228,6 +233,7 @@ def answerability(
     if every or used & {"coverage", "missing"}:
         coverage, missing = _lexical_signals(store, query, hits)
     unknown = _unknown(store, query, hits, embedder) if embedder and (every or "unknown" in used) else 0
+    absent = len(absent_names(store, query)) if every or REFUSAL_MODEL.get("refuse_absent_names") else 0
     ids = [h.id for h in hits]
     cosines = [0.0]
     if query.vector is not None and ids:
@@ -239,6 +245,7 @@ def answerability(
         "coverage": coverage,
         "missing": missing,
         "unknown": unknown,
+        "absent": absent,
         "cosine": cosines[0] - float(store.get_meta("null_cosine") or 0.0),  # relative to the index's baseline
         "cosine_gap": cosines[0] - float(np.mean(cosines[1:])) if len(cosines) > 1 else 0.0,
     }
@@ -257,7 +264,11 @@ def model_answers(signals: Mapping[str, float], model: Mapping[str, Any] = REFUS
     least ``unknown_cosine`` as well. The second rule only ever refuses more than the first: a question
     the cosine alone refused stays refused (a logistic model over both features, measured the same
     way, refused about as many unanswerable questions but moved the cosine threshold of every other
-    question down to pay for it; benchmarks/refusal.py compares both)."""
+    question down to pay for it; benchmarks/refusal.py compares both). A question that writes a name
+    no definition holds (``absent``, see ``absent_names``) is refused whatever its cosine when the
+    model says ``refuse_absent_names``."""
+    if model.get("refuse_absent_names") and signals.get("absent", 0) > 0:
+        return False
     if probability(signals, model) < model["threshold"]:
         return False
     return not (signals.get("unknown", 0.0) > 0 and signals["cosine"] < model.get("unknown_cosine", -math.inf))
@@ -298,6 +309,43 @@ def _unknown(store: GraphReader, query: Query, hits: list[Hit], embedder: Embedd
         return 0
     held = {token for text in store.lexical_docs([h.id for h in hits]).values() for token in text.split()}
     return sum(1 for term in split if term not in held and not store.fulltext(term, 1, "Symbol"))
+
+
+# A word written as a name: an acronym ("SMTP", "XML", "APIs"), a brand in mixed case ("GraphQL",
+# "OAuth2", "WebAssembly") or a capitalised word inside a sentence ("Kerberos", "Prometheus").
+_SENTENCE_END = ".?!:;"
+
+
+def absent_names(store: GraphReader, query: Query) -> list[str]:
+    """The names the question writes (a technology, a product, a standard: "SMTP", "GraphQL",
+    "Kerberos") that no definition's text holds, in any case: explain refuses such a question unless a
+    hit is pinned (``model_answers``). Why a rule and not a feature of the model: how a question writes
+    a word is evidence the cosine never sees. A question's ordinary words go missing from code all the
+    time (it paraphrases: "turn", "decide", "hop"), but a name is what the question is about, and code
+    that implements SMTP says "smtp" somewhere: in a name, a docstring, a comment or a literal (all in
+    the lexical text). Left out: the question's first word and the first of each sentence (capitalised
+    by grammar), "I", code (``_`` or ``.`` in the token), quoted text (a message's words are matched
+    against literals and pinned there). An acronym's plural loses its "s" ("POSTs" is "POST").
+    Cost: one full-text lookup per name, usually none."""
+    text = _QUOTED_SPAN.sub(" ", query.text)
+    for phrase in query.phrases:
+        text = text.replace(phrase, " ")
+    names: dict[str, str] = {}
+    for m in _WORD.finditer(text):
+        token = m.group(0)
+        before = text[: m.start()].rstrip()
+        if not before or before[-1] in _SENTENCE_END or token == "I" or "_" in token or "." in token:
+            continue
+        if not any(c.isupper() for c in token):
+            continue
+        written = token[:-1] if re.fullmatch(r"[A-Z]{2,}s", token) else token
+        parts = split_identifier(written)
+        if not parts:
+            continue
+        term = "".join(parts) if len(parts) > 1 else stem(parts[0])
+        if len(term) > 1:
+            names.setdefault(term, written)
+    return [word for term, word in names.items() if not store.fulltext(term, 1, "Symbol")]
 
 
 def plain_words(query: Query) -> dict[str, str]:
@@ -385,11 +433,13 @@ def explain(
     signals = answerability(store, query, hits, embedder=embedder)
     answerable = pinned(hits) or model_answers(signals)
     missing_vectors = unembedded(store)
-    if missing_vectors:  # the model weighs cosines the index cannot give yet: the lexical rule decides
-        answerable = bool(relevant)
+    if missing_vectors:  # the model weighs cosines the index cannot give yet: the lexical rules decide
+        names_absent = REFUSAL_MODEL.get("refuse_absent_names") and signals.get("absent", 0) > 0
+        answerable = pinned(hits) or (bool(relevant) and not names_absent)
     result = Explanation(query.text, found=bool(hits) and answerable, token_budget=token_budget)
     result.answerability, result.unembedded = signals, missing_vectors
     if not result.found:
+        result.absent = absent_names(store, query) if signals.get("absent") else []
         result.nearest = hits[:3]
         result.sources = related_sources(store, embedder, query, {})
         return result
@@ -835,7 +885,13 @@ def render_markdown(result: Explanation) -> str:
     if result.unembedded:
         out += [partial_vectors_note(result.unembedded), ""]
     if not result.found:
-        out.append("Nothing in the index matches this question: no definition holds enough of its words or names it.")
+        if result.absent:
+            names = ", ".join(result.absent)
+            out.append(f"Nothing in the index matches this question: no definition mentions {names}.")
+        else:
+            out.append(
+                "Nothing in the index matches this question: no definition holds enough of its words or names it."
+            )
         if result.nearest:
             near = ", ".join(f"{h.symbol['qualname']} {citation(h.symbol)}" for h in result.nearest)
             out.append(f"Closest by meaning alone (probably unrelated): {near}.")

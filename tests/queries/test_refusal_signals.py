@@ -7,7 +7,16 @@ from __future__ import annotations
 import pytest
 
 from cg.queries import explain as explain_module
-from cg.queries.explain import answerability, explain, model_answers, pinned, plain_words, unknown_words
+from cg.queries.explain import (
+    absent_names,
+    answerability,
+    explain,
+    model_answers,
+    pinned,
+    plain_words,
+    render_markdown,
+    unknown_words,
+)
 from cg.queries.query import Query
 from cg.queries.search import search
 
@@ -71,3 +80,43 @@ def test_the_unknown_word_rule_only_ever_refuses_more():
     assert not model_answers({"cosine": 0.1, "unknown": 0.0}, model)  # the cosine alone refuses
     without_rule = {k: v for k, v in model.items() if k != "unknown_cosine"}
     assert model_answers({"cosine": 0.25, "unknown": 0.2}, without_rule)
+
+
+@pytest.mark.parametrize(
+    ("question", "absent"),
+    [
+        (THROUGH_KAFKA, ["Kafka"]),  # a capitalised word inside the sentence: a name, and the shop lacks it
+        ("how are refunds sent to Stripe over AMQP and signed with HMAC?", ["AMQP"]),  # the shop signs with HMAC
+        ("how are invoices exported as GraphQL types?", ["GraphQL"]),  # mixed case: one name
+        ("walk me through what happens when Stripe POSTs an event to our webhook URL", []),  # "POSTs" is POST
+        ("Kafka aside, how are failed payments retried? Redis too.", []),  # a sentence's first word is grammar
+        ("what calls StripeGateway.charge or compute_backoff?", []),  # code, not a name
+        ("where does 'Kafka broker unreachable' come from?", []),  # a quoted message is matched as a literal
+        ("I wonder how retries work", []),
+    ],
+)
+def test_absent_names_are_the_names_a_question_writes_that_no_definition_holds(ctx, question, absent):
+    store, _ = ctx
+    assert absent_names(store, Query.parse(question)) == absent
+
+
+def test_a_question_naming_what_the_code_lacks_is_refused_and_the_answer_says_which_name(ctx, monkeypatch):
+    store, embedder = ctx
+    monkeypatch.setitem(explain_module.REFUSAL_MODEL, "threshold", 0.0)  # the cosine alone would answer anything
+    monkeypatch.setitem(explain_module.REFUSAL_MODEL, "refuse_absent_names", True)
+    assert explain(store, embedder, RETRIED).found
+    answer = explain(store, embedder, THROUGH_KAFKA)
+    assert not answer.found and answer.absent == ["Kafka"] and answer.answerability["absent"] == 1
+    assert "no definition mentions Kafka" in render_markdown(answer)
+    assert answer.as_dict()["absent"] == ["Kafka"]
+    # a pinned hit answers all the same: the name is then part of what the code holds
+    assert explain(store, embedder, "what calls compute_backoff, and does Kafka matter?").found
+    monkeypatch.setitem(explain_module.REFUSAL_MODEL, "refuse_absent_names", False)
+    assert explain(store, embedder, THROUGH_KAFKA).found
+
+
+def test_the_absent_name_rule_refuses_whatever_the_cosine():
+    model = {"coef": {"cosine": 5.0}, "intercept": -1.0, "threshold": 0.5, "refuse_absent_names": True}
+    assert model_answers({"cosine": 0.9, "absent": 0}, model)
+    assert not model_answers({"cosine": 0.9, "absent": 1}, model)
+    assert model_answers({"cosine": 0.9, "absent": 1}, {**model, "refuse_absent_names": False})
