@@ -64,6 +64,7 @@ DECAY_UP = 0.8  # per hop up (callers): the way up leads to where the flow start
 HUB_FREE = 3  # callers a definition may have before it counts as a hub
 EDGE_TRUST = {"jedi": 1.0, "scip": 1.0, "import": 1.0, "name": 0.7}  # a bare-name match may be the wrong definition
 MIN_WEIGHT = 0.02
+SIBLINGS = True  # a seed's direct callers' other callees are candidate steps (_siblings)
 TRIVIAL_LINES = 4  # a callee this short (def line included) that calls nothing in the repo is an accessor
 TRIVIAL_PENALTY = 0.5
 MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
@@ -455,6 +456,8 @@ def explain(
     side = is_test if any(is_example(h.symbol) for h in result.seeds) else _usage_side
     up = [s for s in up if not side(s.node)]
     down = [s for s in down if not side(s.node) and not _constructor_twin(s, down)]
+    if SIBLINGS:
+        down += _siblings(store, up, seed_ids, down, fanout, callee_relevance(store, query, hits), side)
     hub = store.caller_counts([s.id for s in down])
     via: dict[str, str] = {}
     for steps, name in ((up, "caller"), (down, "callee")):
@@ -488,6 +491,28 @@ def explain(
     shown = {i: result.nodes[i].node.get("qualname") or i for i in result.order}
     result.sources = related_sources(store, embedder, query, shown)
     return result
+
+
+def _siblings(
+    store: GraphReader,
+    up: list[Step],
+    seed_ids: list[str],
+    down: list[Step],
+    fanout: int,
+    relevance: Callable[[list[CallRow]], dict[str, float]],
+    side: Callable[[dict[str, Any]], bool],
+) -> list[Step]:
+    """The other callees of a seed's direct callers: what runs before and after the seed in the
+    function that calls it (``full_dispatch_request`` runs ``preprocess_request``, then the seed
+    ``dispatch_request``, then ``finalize_request``). Without them an answer shows the chain of
+    callers down to the seed but not what each caller does around it. Weighed like any callee of
+    the caller (one hop down from it), chosen by relevance within the fan-out."""
+    callers = [s.id for s in up if s.depth == 1]
+    if not callers:
+        return []
+    known = {s.id for s in down} | set(seed_ids) | {s.id for s in up}
+    found = expand(store, callers, "out", 1, fanout, relevance=relevance)
+    return [s for s in found if s.id not in known and not side(s.node)]
 
 
 def _usage_side(node: dict[str, Any]) -> bool:
@@ -609,11 +634,27 @@ def _add_decorators(
     return edges
 
 
+_READ_NODES = (
+    ast.Attribute,
+    ast.Name,
+    ast.Constant,
+    ast.Subscript,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.expr_context,
+    ast.cmpop,
+    ast.boolop,
+    ast.unaryop,
+)
+
+
 def thin_shape(text: str) -> str | None:
     """ "adapter" for a definition whose body (its docstring aside) is one statement that returns or
     awaits one call (``return self._send(request)``, ``return asyncio.run(self.aclose())``): a sync/async
-    wrapper or a thin delegating function; "accessor" for one whose body returns an attribute, a name
-    or a constant and calls nothing; None otherwise. The text is parsed by ``ast``, never run."""
+    wrapper or a thin delegating function; "accessor" for one whose body returns a read of attributes,
+    names, constants and subscripts (a comparison or ``not`` of them included) and calls nothing; None
+    otherwise. The text is parsed by ``ast``, never run."""
     try:
         tree = ast.parse(textwrap.dedent(text))
     except SyntaxError:
@@ -632,8 +673,8 @@ def thin_shape(text: str) -> str | None:
     if value is None:
         return None
     calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
-    if not calls:
-        return "accessor" if isinstance(value, ast.Attribute | ast.Name | ast.Constant) else None
+    if not calls:  # a read: ``self._timeout``, ``self.config["DEBUG"]``, ``self._app is not None``
+        return "accessor" if all(isinstance(n, _READ_NODES) for n in ast.walk(value)) else None
     if isinstance(value, ast.Await):
         value = value.value
     return "adapter" if isinstance(value, ast.Call) and len(calls) <= 2 else None
@@ -642,8 +683,9 @@ def thin_shape(text: str) -> str | None:
 def _fold_thin_steps(result: Explanation) -> None:
     """Adapters and accessors are not steps (see ``thin_shape``): an adapter with one callee in the flow
     is folded into that callee (its callers call the callee directly, at their own lines), an accessor
-    that calls nothing into each step that calls it; the step lists what was folded into it, cited.
-    Seeds, overrides, decorators and anything on a DISPATCH or DECORATES edge stay steps."""
+    that calls nothing into each step that calls it, and an error class every step that reaches it
+    raises (``raise FormDataRoutingRedirect(request)``) into those steps; the step lists what was folded
+    into it, cited. Seeds, overrides, decorators and anything on a DISPATCH or DECORATES edge stay steps."""
     for i in sorted(result.nodes):
         node = result.nodes[i]
         if node.role not in ("caller", "callee") or any(i in (e.src, e.dst) for e in result.edges if e.type != "CALLS"):
@@ -653,7 +695,10 @@ def _fold_thin_steps(result: Explanation) -> None:
         shape = thin_shape(node.node.get("text") or "")
         outs = [e for e in result.edges if e.src == i]
         ins = [e for e in result.edges if e.dst == i]
-        if shape == "adapter" and len(outs) == 1 and outs[0].dst != i:
+        if ins and not outs and node.node.get("kind") == "class" and all(_raises_at(result, e) for e in ins):
+            shape = "raised"  # an error the flow raises: what it raises, not a step of how it works
+            into, redirected = sorted({e.src for e in ins}), []
+        elif shape == "adapter" and len(outs) == 1 and outs[0].dst != i:
             into = [outs[0].dst]
             redirected = [FlowEdge(e.src, outs[0].dst, e.line, e.resolved_by) for e in ins if e.src != outs[0].dst]
         elif shape == "accessor" and not outs and ins:
@@ -669,6 +714,14 @@ def _fold_thin_steps(result: Explanation) -> None:
         result.edges = sorted(
             {e for e in result.edges if i not in (e.src, e.dst)} | set(redirected), key=lambda e: (e.src, e.line, e.dst)
         )
+
+
+def _raises_at(result: Explanation, edge: FlowEdge) -> bool:
+    """Whether the caller's line of ``edge`` is a ``raise`` statement (the call builds the error raised)."""
+    caller = result.nodes[edge.src].node
+    lines = (caller.get("text") or "").splitlines()
+    at = edge.line - int(caller.get("start_line") or 0)
+    return 0 <= at < len(lines) and lines[at].lstrip().startswith("raise ")
 
 
 def _override_bases(nodes: dict[str, dict[str, Any]], role: dict[str, str]) -> list[tuple[str, str]]:
@@ -931,7 +984,11 @@ def render_markdown(result: Explanation) -> str:
             facts.append(f"Overrides {ref(n['overrides'])}: a call through the base method may run this one.")
         if node.role == "seed":
             facts.append("Matches the question.")
-        for kind, text in (("adapter", "Reached through thin wrappers"), ("accessor", "Uses accessors")):
+        for kind, text in (
+            ("adapter", "Reached through thin wrappers"),
+            ("accessor", "Uses accessors"),
+            ("raised", "Raises"),
+        ):
             folded = [f"{f['qualname']} {f['citation']}" for f in node.folded if f["shape"] == kind]
             if folded:
                 facts.append(f"{text} (not steps of their own): " + "; ".join(folded))

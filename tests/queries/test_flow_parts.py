@@ -99,6 +99,11 @@ def test_adapters_and_accessors_fold_into_the_steps_that_use_them():
     timeout = step("Client.timeout", "def timeout(self):\n    return self._timeout\n", "callee", 60)
     assert thin_shape(get.node["text"]) == "adapter" and thin_shape(timeout.node["text"]) == "accessor"
     assert thin_shape(send.node["text"]) is None
+    debug = '@property\ndef debug(self) -> bool:\n    """Whether debug mode is on."""\n    return self.config["DEBUG"]\n'
+    assert thin_shape(debug) == "accessor"  # a subscript read is an accessor too
+    assert thin_shape("def closed(self):\n    return self._pool is None or not self._open\n") == "accessor"
+    assert thin_shape("def size(self):\n    return len(self._items)\n") == "adapter"  # one call: delegates
+    assert thin_shape("def total(self):\n    return self.net + self.tax\n") is None  # arithmetic computes
     result = Explanation("how does the client send a request", True)
     result.nodes = {n.id: n for n in (get, request, send, timeout)}
     result.edges = [
@@ -111,3 +116,33 @@ def test_adapters_and_accessors_fold_into_the_steps_that_use_them():
     assert [f["qualname"] for f in request.folded] == ["httpx._client.Client.get"]
     assert [(f["qualname"], f["shape"]) for f in send.folded] == [("httpx._client.Client.timeout", "accessor")]
     assert result.edges == [FlowEdge(request.id, send.id, 23, "jedi")]
+
+
+def test_an_error_class_the_flow_raises_folds_into_the_steps_that_raise_it():
+    from cg.queries.explain import Explanation, FlowEdge, FlowNode, _fold_thin_steps, render_markdown
+
+    def node(qualname: str, kind: str, text: str, role: str, start: int) -> FlowNode:
+        n = {"qualname": f"shop.routing.{qualname}", "name": qualname.rsplit(".", 1)[-1], "kind": kind}
+        n.update(path="shop/routing.py", start_line=start, end_line=start + text.count("\n"), text=text)
+        return FlowNode(f"shop/routing.py::{qualname}", n, role, 0.5)
+
+    resolve = node(
+        "Router.resolve",
+        "method",
+        "def resolve(self, method, path):\n    handler = self.routes.get((method, path))\n"
+        "    if handler is None:\n        raise RouteNotFound(path)\n    return Route(handler, path)\n",
+        "seed",
+        10,
+    )
+    missing = node("RouteNotFound", "class", "class RouteNotFound(LookupError):\n    pass\n", "callee", 1)
+    route = node("Route", "class", "class Route:\n    def __init__(self, handler, path):\n        ...\n", "callee", 4)
+    result = Explanation("how is a route resolved?", True)
+    result.nodes = {n.id: n for n in (resolve, missing, route)}
+    result.edges = [FlowEdge(resolve.id, missing.id, 13, "jedi"), FlowEdge(resolve.id, route.id, 14, "jedi")]
+    _fold_thin_steps(result)
+    assert set(result.nodes) == {resolve.id, route.id}  # the class built on a plain line stays a step
+    assert [(f["qualname"], f["shape"]) for f in resolve.folded] == [("shop.routing.RouteNotFound", "raised")]
+    result.order = [resolve.id, route.id]
+    assert "Raises (not steps of their own): shop.routing.RouteNotFound [shop/routing.py:1-3]" in render_markdown(
+        result
+    )
