@@ -50,11 +50,11 @@ from cg.graph.store import CallRow, GraphReader
 from cg.lexical import QUESTION_WORDS, split_identifier, stem
 from cg.queries.expand import Step, expand, related_methods
 from cg.queries.lookup import citation, is_example, is_test, is_test_function, short_id
-from cg.queries.memo import memo
 from cg.queries.query import Query, Ranking, partial_vectors_note, unembedded
 from cg.queries.refusal_model import MODEL as REFUSAL_MODEL
 from cg.queries.search import LEXICAL_POOL, Hit, search
 from cg.queries.sources import Source, related_sources, render_sources
+from cg.queries.unwrap import for_answers
 
 __all__ = ["citation", "explain", "render_markdown", "render_mermaid", "Explanation"]
 
@@ -427,7 +427,7 @@ def explain(
 ) -> Explanation:
     """How the code the question is about works: its call flow from the entry points, in call order,
     within ``token_budget`` (see the module docstring)."""
-    store = memo(store)  # one answer asks about the same definitions again and again
+    store = for_answers(store)  # one answer asks about the same definitions again and again
     query = Query.of(query).with_vector(embedder)
     hits = search(store, embedder, query, limit=max(seeds * 4, 12), ranking=ranking)
     relevant = _relevant(store, query, hits)

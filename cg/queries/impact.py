@@ -53,7 +53,7 @@ from cg.model import ResolvedBy, edge_rank
 from cg.queries.expand import callers_with_dispatch, related_methods
 from cg.queries.explain import decorators
 from cg.queries.lookup import citation, cited, is_test, is_test_function, short_id
-from cg.queries.memo import memo
+from cg.queries.unwrap import for_answers
 
 TEST_DEPTH = 6  # how far up the callers a test may be and still count as reaching the symbol
 MAX_NODES = 5000  # a walk that reaches more than this many callers stops (and says so)
@@ -122,7 +122,7 @@ def _rank(a: Affected) -> tuple:
 def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact:
     """What breaks if ``symbol`` (a node from ``resolve_symbol``) changes: callers up to ``depth`` hops,
     the tests that reach it, subclasses, overrides and importers."""
-    store = memo(store)  # the walk re-reads its frontiers and class hierarchies
+    store = for_answers(store)  # the walk re-reads its frontiers and class hierarchies
     result = Impact(symbol, depth)
     target = symbol["id"]
     overridden = [m for _, m in related_methods(store, [symbol], "out")]

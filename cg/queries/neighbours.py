@@ -8,6 +8,7 @@ from typing import Any
 from cg.graph.store import GraphReader
 from cg.queries.expand import Step, expand
 from cg.queries.lookup import citation
+from cg.queries.unwrap import for_answers
 
 _STORED_ONLY = ("file_kind",)  # read for ranking, not part of the answer
 
@@ -53,6 +54,7 @@ def neighbours(
 ) -> Neighbours:
     """Callers ('in') or callees ('out', external targets included) of ``symbol`` up to ``depth`` hops,
     at most ``limit`` per definition."""
+    store = for_answers(store)  # calls seen through decorator wrappers (cg/queries/unwrap.py)
     steps = expand(store, [symbol["id"]], direction, depth=depth, fanout=limit, include_external=direction == "out")
     return Neighbours(symbol, direction, depth, steps)
 

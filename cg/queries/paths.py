@@ -17,6 +17,7 @@ from cg.graph.store import CallRow, GraphReader
 from cg.model import edge_rank
 from cg.queries.expand import callers_with_dispatch
 from cg.queries.lookup import citation
+from cg.queries.unwrap import for_answers
 
 MAX_NODES = 20000
 SLACK = 2  # alternatives up to this many calls longer than the shortest path are looked for
@@ -60,6 +61,7 @@ def call_paths(
 ) -> list[CallPath]:
     """Up to ``k`` shortest call chains from ``source`` to ``target`` (nodes from ``resolve_symbol``),
     at most ``max_depth`` calls long, best first."""
+    store = for_answers(store)  # calls seen through decorator wrappers (cg/queries/unwrap.py)
     src, dst = source["id"], target["id"]
     if src == dst:
         return [CallPath([source], [])]

@@ -38,8 +38,8 @@ from cg.lexical import analyze, split_identifier
 from cg.model import CONTAINER_KINDS, ResolvedBy, edge_rank
 from cg.queries.expand import expand
 from cg.queries.lookup import citation, is_example, is_test
-from cg.queries.memo import memo
 from cg.queries.query import Query, Ranking
+from cg.queries.unwrap import for_answers
 
 CANDIDATES = 50  # per arm, into fusion
 PRIOR_POOL = 80  # fused candidates re-weighted by their kind before the cut
@@ -237,7 +237,7 @@ def search(
     (or, with ``fusion = "learned"``, the learned combination of every feature, ``rank_features``),
     and the definitions the query names exactly pinned first; ``ranking`` defaults to the settings'
     defaults."""
-    store = memo(store)  # the arms, the graph arm and the pins ask about the same definitions
+    store = for_answers(store)  # the arms, the graph arm and the pins ask about the same definitions
     query = Query.of(query).with_vector(embedder)
     ranking = ranking or Ranking.default()
     pool, symbols, features, literals = candidates(store, query, limit, ranking)

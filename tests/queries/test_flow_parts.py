@@ -99,7 +99,8 @@ def test_adapters_and_accessors_fold_into_the_steps_that_use_them():
     timeout = step("Client.timeout", "def timeout(self):\n    return self._timeout\n", "callee", 60)
     assert thin_shape(get.node["text"]) == "adapter" and thin_shape(timeout.node["text"]) == "accessor"
     assert thin_shape(send.node["text"]) is None
-    debug = '@property\ndef debug(self) -> bool:\n    """Whether debug mode is on."""\n    return self.config["DEBUG"]\n'
+    debug = '@property\ndef debug(self) -> bool:\n    """Whether debug mode is on."""\n'
+    debug += '    return self.config["DEBUG"]\n'
     assert thin_shape(debug) == "accessor"  # a subscript read is an accessor too
     assert thin_shape("def closed(self):\n    return self._pool is None or not self._open\n") == "accessor"
     assert thin_shape("def size(self):\n    return len(self._items)\n") == "adapter"  # one call: delegates
