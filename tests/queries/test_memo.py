@@ -13,6 +13,7 @@ from cg.queries import search as search_module
 from cg.queries.explain import explain
 from cg.queries.impact import impact
 from cg.queries.memo import Memo
+from cg.queries.unwrap import unwrap
 
 
 class Counting:
@@ -46,7 +47,7 @@ def test_impact_through_the_memo_answers_as_the_store_does(ctx, monkeypatch):
     symbols = _definitions(store)
     assert len(symbols) > 100
     remembered = [impact(store, s).as_dict() for s in symbols]
-    monkeypatch.setattr(impact_module, "memo", lambda reader: reader)  # every read goes to the store
+    monkeypatch.setattr(impact_module, "for_answers", unwrap)  # every read goes to the store
     plain = [impact(store, s).as_dict() for s in symbols]
     assert remembered == plain
     assert any(a["callers"] for a in plain) and any(a["tests"] for a in plain)
@@ -85,8 +86,8 @@ def test_explain_and_search_through_the_memo_answer_as_the_store_does(ctx, monke
     counting = Counting(store)
     remembered = [explain(counting, embedder, q).as_dict() for q in questions]  # type: ignore[arg-type]
     asked_once = counting.statements
-    monkeypatch.setattr(explain_module, "memo", lambda reader: reader)
-    monkeypatch.setattr(search_module, "memo", lambda reader: reader)
+    monkeypatch.setattr(explain_module, "for_answers", unwrap)  # wrappers seen through, nothing remembered
+    monkeypatch.setattr(search_module, "for_answers", unwrap)
     counting = Counting(store)
     plain = [explain(counting, embedder, q).as_dict() for q in questions]  # type: ignore[arg-type]
     assert remembered == plain
