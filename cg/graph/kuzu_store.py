@@ -545,7 +545,7 @@ class KuzuStore(CypherStore):
             f"MATCH (n:{label}) WHERE n.repo = $repo AND n.{prop} IS NOT NULL"
             f" WITH n, array_cosine_similarity(n.{prop}, CAST($q AS FLOAT[{dim}])) AS score"
             f" RETURN n.id, score, n.{prop}{owner} ORDER BY score DESC LIMIT $k",
-            {"q": embedding.astype(float).tolist(), "k": limit},
+            {"q": vector_text(embedding.astype(np.float32)), "k": limit},
         )
         self._keep_fetched("vector", (label, prop), {r[0]: r[2] for r in rows})
         if owner:
@@ -561,7 +561,7 @@ class KuzuStore(CypherStore):
         columns = ", ".join(
             f"max(array_cosine_similarity(n.embedding, CAST($p{i} AS FLOAT[{dim}])))" for i in range(len(vectors))
         )
-        params = {f"p{i}": v.astype(float).tolist() for i, v in enumerate(vectors)}
+        params = {f"p{i}": vector_text(v.astype(np.float32)) for i, v in enumerate(vectors)}  # text: see _params
         rows = self._read(f"MATCH (n:Symbol) WHERE n.repo = $repo AND n.embedding IS NOT NULL RETURN {columns}", params)
         return [float(x) if x is not None else 0.0 for x in (rows[0] if rows else [None] * len(vectors))]
 
