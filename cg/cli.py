@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +22,7 @@ import typer
 from rich.pager import Pager
 
 from cg.api import CypherResult, Index, open_index, quiet_model_loading
-from cg.errors import CgError, UserError
+from cg.errors import CgError, UserError, on_ctrl_c
 from cg.queries.query import partial_vectors_note, unembedded
 
 app = typer.Typer(
@@ -62,6 +63,10 @@ def _global_options(
     ] = False,
 ) -> None:
     _OPTIONS["no_pager"] = no_pager
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is (
+        signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, on_ctrl_c)  # Ctrl-C is also remembered (cg/errors.py CTRL_C)
 
 
 class _CommandPager(Pager):

@@ -23,7 +23,7 @@ import numpy as np
 
 from cg.config import Settings
 from cg.embed import Embedder, approx_tokens, content_hash
-from cg.errors import Interrupted
+from cg.errors import Interrupted, stop_if_interrupted
 from cg.graph.store import FileWrite, GraphWriter
 from cg.ingest import freshness, git
 from cg.ingest.baseline import PROBES, write_null_cosine
@@ -522,6 +522,9 @@ class _Stopwatch:
         self.started = self._last = time.perf_counter()
 
     def lap(self) -> float:
+        """Seconds since the last lap; each stage ends with one, so a Ctrl-C that a destructor swallowed
+        stops the run here (cg/errors.py ``CTRL_C``)."""
+        stop_if_interrupted()
         now = time.perf_counter()
         seconds, self._last = now - self._last, now
         return seconds

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from cg.errors import stop_if_interrupted
 from cg.ingest.resolve.scip_schema import DEFINITION, UTF8, UTF16, parse_index
 
 _MAX_INDEX_BYTES = 2_000_000_000  # an index file past this is not read (a runaway indexer)
@@ -585,6 +586,7 @@ class PreciseJob:
         try:
             while self._thread.is_alive():
                 self._thread.join(0.1)
+                stop_if_interrupted()  # a Ctrl-C whose KeyboardInterrupt a destructor swallowed
         except BaseException:
             self.cancel()
             raise
