@@ -49,7 +49,7 @@ from cg.embed import Embedder, approx_tokens
 from cg.graph.store import CallRow, GraphReader
 from cg.lexical import QUESTION_WORDS, split_identifier, stem
 from cg.queries.expand import Step, expand, related_methods
-from cg.queries.lookup import citation, is_example, is_test, is_test_function, short_id
+from cg.queries.lookup import citation, is_example, is_test, is_test_function, short_id, source_line
 from cg.queries.query import Query, Ranking, partial_vectors_note, unembedded
 from cg.queries.refusal_model import MODEL as REFUSAL_MODEL
 from cg.queries.search import LEXICAL_POOL, Hit, search
@@ -64,7 +64,6 @@ DECAY_UP = 0.8  # per hop up (callers): the way up leads to where the flow start
 HUB_FREE = 3  # callers a definition may have before it counts as a hub
 EDGE_TRUST = {"jedi": 1.0, "scip": 1.0, "import": 1.0, "name": 0.7}  # a bare-name match may be the wrong definition
 MIN_WEIGHT = 0.02
-SIBLINGS = True  # a seed's direct callers' other callees are candidate steps (_siblings)
 TRIVIAL_LINES = 4  # a callee this short (def line included) that calls nothing in the repo is an accessor
 TRIVIAL_PENALTY = 0.5
 MIN_COVERAGE = 1 / 3  # share of the question's terms a seed must contain to count as relevant
@@ -312,9 +311,7 @@ def _unknown(store: GraphReader, query: Query, hits: list[Hit], embedder: Embedd
     return sum(1 for term in split if term not in held and not store.fulltext(term, 1, "Symbol"))
 
 
-# A word written as a name: an acronym ("SMTP", "XML", "APIs"), a brand in mixed case ("GraphQL",
-# "OAuth2", "WebAssembly") or a capitalised word inside a sentence ("Kerberos", "Prometheus").
-_SENTENCE_END = ".?!:;"
+_SENTENCE_END = ".?!:;"  # the word after one of these is capitalised by grammar, not as a name
 
 
 def absent_names(store: GraphReader, query: Query) -> list[str]:
@@ -449,15 +446,15 @@ def explain(
     role = {h.id: "seed" for h in result.seeds}
     seed_ids = list(weight)
     up = expand(store, seed_ids, "in", depth + 1, fanout)
-    down = expand(store, seed_ids, "out", depth, fanout, relevance=callee_relevance(store, query, hits))
+    relevance = callee_relevance(store, query, hits)
+    down = expand(store, seed_ids, "out", depth, fanout, relevance=relevance)
     tests = [s for s in up if is_test(s.node)]
     # Example and tutorial code that calls into the flow shows how to use it, not how it works: not a
     # step, unless the question landed there (a seed in example code keeps its own flow).
     side = is_test if any(is_example(h.symbol) for h in result.seeds) else _usage_side
     up = [s for s in up if not side(s.node)]
     down = [s for s in down if not side(s.node) and not _constructor_twin(s, down)]
-    if SIBLINGS:
-        down += _siblings(store, up, seed_ids, down, fanout, callee_relevance(store, query, hits), side)
+    down += _siblings(store, up, seed_ids, down, fanout, relevance, side)
     hub = store.caller_counts([s.id for s in down])
     via: dict[str, str] = {}
     for steps, name in ((up, "caller"), (down, "callee")):
@@ -718,10 +715,7 @@ def _fold_thin_steps(result: Explanation) -> None:
 
 def _raises_at(result: Explanation, edge: FlowEdge) -> bool:
     """Whether the caller's line of ``edge`` is a ``raise`` statement (the call builds the error raised)."""
-    caller = result.nodes[edge.src].node
-    lines = (caller.get("text") or "").splitlines()
-    at = edge.line - int(caller.get("start_line") or 0)
-    return 0 <= at < len(lines) and lines[at].lstrip().startswith("raise ")
+    return source_line(result.nodes[edge.src].node, edge.line).lstrip().startswith("raise ")
 
 
 def _override_bases(nodes: dict[str, dict[str, Any]], role: dict[str, str]) -> list[tuple[str, str]]:

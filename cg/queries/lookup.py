@@ -17,6 +17,14 @@ _SHOWN = 8
 _TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__"})
 
 
+def source_line(node: dict[str, Any], line: int) -> str:
+    """Line ``line`` of the file, read from ``node``'s stored text ("" outside it): where a call edge of
+    a definition sits (its ``line``), without reading the file."""
+    lines = (node.get("text") or "").splitlines()
+    at = line - int(node.get("start_line") or 0)
+    return lines[at] if 0 <= at < len(lines) else ""
+
+
 def citation(node: dict[str, Any]) -> str:
     """``[path:start-end]``, the form every answer cites code in (a definition, a doc section). The end
     is never before the start: an empty file, or a node stored with a bad end, reads ``[path:1-1]``."""

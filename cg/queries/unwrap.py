@@ -24,6 +24,8 @@ import re
 from typing import Any, cast
 
 from cg.graph.store import CallRow, GraphReader
+from cg.queries.lookup import source_line
+from cg.queries.memo import Memo, memo
 
 _LEVELS = 2  # a wrapper's enclosing decorator: its parent (``def deco(f): def wrapper``) or grandparent (a factory)
 
@@ -127,9 +129,7 @@ class Unwrapped:
         lineage: dict[str, dict[str, int]] = {}
         for r in rows:
             node = texts.get(r.src) or {}
-            lines = (node.get("text") or "").splitlines()
-            at = r.line - int(node.get("start_line") or 0)
-            line = lines[at] if 0 <= at < len(lines) else ""
+            line = source_line(node, r.line)
             cls = node.get("parent_id") if node.get("kind") == "method" else None
             if cls and cls not in lineage:
                 lineage[cls] = self._bases(cls)
@@ -163,6 +163,4 @@ class Unwrapped:
 def for_answers(store: GraphReader) -> GraphReader:
     """The reader one answer walks: calls seen through wrappers, every read remembered for the span of
     the answer (cg/queries/memo.py). A reader that already is one is used as it is."""
-    from cg.queries.memo import Memo, memo
-
     return store if isinstance(store, Memo) else memo(unwrap(store))
