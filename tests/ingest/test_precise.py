@@ -19,7 +19,7 @@ import pytest
 
 from cg.config import ConfigError, load_settings
 from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_extractions
-from cg.ingest.resolve.scip import parse_symbol, read_index
+from cg.ingest.resolve.scip import Answer, parse_symbol, read_index
 from cg.ingest.resolve.scip_schema import DEFINITION, index_class
 from cg.model import Edge
 
@@ -290,6 +290,21 @@ def test_references_map_to_definitions_by_byte_column():
     assert (2, 11) not in answers  # a parameter: not the function it belongs to
 
 
+def test_a_type_literal_member_is_found_from_another_program():
+    """scip-typescript names a member of an anonymous object type by a counter of the type literals it
+    has met (``KyInstance#typeLiteral0:get.``), which differs between two programs of one run: a test
+    file indexed as a loose file refers to ``typeLiteral111`` of a type its project's program
+    defined as ``typeLiteral0``. The counter is not part of the name cg matches."""
+    pkg = "scip-typescript npm ky 1.7.2 "
+    source = b"await ky.get(url).text();\n"
+    data = _index(
+        ("source/types/ky.ts", [([29, 1, 4], pkg + "source/types/`ky.ts`/KyInstance#typeLiteral0:get.", DEFINITION)]),
+        ("test/main.ts", [([0, 9, 12], pkg + "source/types/`ky.ts`/KyInstance#typeLiteral111:get.", 0)]),
+    )
+    answers = read_index(data, {"test/main.ts"}, lambda path: source)["test/main.ts"]
+    assert answers[(1, 9)] == (Answer(name="get", path="source/types/ky.ts", line=30),)
+
+
 # -- incremental runs ----------------------------------------------------------------------------
 def _incremental_equals_rebuild(repo: Path, edits: list, **programs: str) -> dict:
     """Index ``repo``, then after each edit an incremental run whose graph must equal a full rebuild's
@@ -493,3 +508,54 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_checkout_whose_tsconfig_cannot_load_and_leaves_its_tests_out_is_answered(indexer, tmp_path):
+    """A fresh clone of a TypeScript HTTP client (ky's shape): its tsconfig.json extends a package that
+    is not installed, which stopped the compiler before it indexed anything, and includes only
+    "source", so the tests under it were in no program. Both are indexed as loose files now: the call
+    through a destructured field in the library and the call on a factory's result in a test are the
+    compiler's answers."""
+    files = {
+        "tsconfig.json": '{\n  // shared settings\n  "extends": "@acme/tsconfig",\n  "include": ["source"],\n}\n',
+        "source/retry.ts": (
+            "export class RetryPolicy {\n"
+            "  constructor(private readonly limit: number) {}\n\n"
+            "  shouldRetry(attempt: number, status: number): boolean {\n"
+            "    return attempt < this.limit && status >= 500;\n"
+            "  }\n}\n"
+        ),
+        "source/client.ts": (
+            "import {RetryPolicy} from './retry.js';\n\n"
+            "export class HttpClient {\n"
+            "  readonly policy: RetryPolicy;\n\n"
+            "  constructor(limit: number) {\n"
+            "    this.policy = new RetryPolicy(limit);\n"
+            "  }\n\n"
+            "  async send(url: string): Promise<Response> {\n"
+            "    const {policy} = this;\n"
+            "    for (let attempt = 0; ; attempt++) {\n"
+            "      const response = await fetch(url);\n"
+            "      if (!policy.shouldRetry(attempt, response.status)) return response;\n"
+            "    }\n"
+            "  }\n}\n\n"
+            "export const createClient = (limit: number) => new HttpClient(limit);\n"
+        ),
+        "test/client.test.ts": (
+            "import {createClient} from '../source/client.js';\n\n"
+            "export async function retriesServerErrors() {\n"
+            "  const client = createClient(2);\n"
+            "  await client.send('https://api.example.test/invoices');\n"
+            "}\n"
+        ),
+    }
+    repo = tmp_path / "http-client"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    edges, summary = _resolve(repo, precise="auto", scip_typescript=indexer)
+    assert summary.precise["typescript"] == "scip-typescript: 3 of 3 files"
+    assert _calls(edges, "source/client.ts::HttpClient.send", 14) == {
+        "source/retry.ts::RetryPolicy.shouldRetry": "scip"
+    }
+    assert _calls(edges, "test/client.test.ts::retriesServerErrors", 5) == {"source/client.ts::HttpClient.send": "scip"}

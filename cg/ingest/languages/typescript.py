@@ -39,6 +39,19 @@ SPEC = Spec(
 )
 TSX = Grammar(tree_sitter_typescript.language_tsx())
 CALLABLE_PROPERTY = Def("function", body="")  # an interface member whose type is a function
+ALIAS_MEMBER = Def("method", body="")  # a callable member of the object type a type alias names
+
+
+def _alias_member(node: Node) -> bool:
+    """Whether a member signature sits in the object type a type alias names: its value, or a part
+    of the intersection or parentheses that is its value."""
+    holder = node.parent
+    if holder is None or holder.type != "object_type":
+        return False
+    while holder.parent is not None and holder.parent.type in ("intersection_type", "parenthesized_type"):
+        holder = holder.parent
+    alias = holder.parent
+    return alias is not None and alias.type == "type_alias_declaration" and alias.child_by_field_name("value") == holder
 
 
 class TypeScriptExtractor(JavaScriptExtractor):
@@ -63,6 +76,17 @@ class TypeScriptExtractor(JavaScriptExtractor):
     def classify(self, node: Node, stack: list[Scope]) -> tuple[Def, Node | None] | None:
         if node.type == "internal_module" and node.child_by_field_name("body") is None:
             return None
+        if node.type in ("property_signature", "method_signature") and stack and stack[-1].kind == "type":
+            # `type ResponsePromise = Promise<Response> & { json: <T>() => Promise<T>; text(): ... }`: the
+            # object type a type alias names is an interface written another way (ky's public types
+            # are), so its callable members are the alias's methods, as an interface's are, and a call
+            # through a value of that type lands on them. Members of object types nested deeper (a
+            # parameter's, a property's) belong to those anonymous types, not to the alias.
+            if not _alias_member(node):
+                return None
+            if node.type == "property_signature" and not self._callable(node.child_by_field_name("type"), node):
+                return None
+            return ALIAS_MEMBER, node.child_by_field_name("name")
         if node.type == "property_signature":
             # `onPaid: (receipt: Receipt) => void`, `onError?: OnErrorFunction<...>`: a callable member
             # of an interface, as a method signature is (callbacks in options objects are declared so,

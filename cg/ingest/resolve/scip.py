@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import shutil
 import signal
 import string
@@ -44,6 +45,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json5
 from google.protobuf.message import DecodeError
 
 from cg.errors import stop_if_interrupted
@@ -179,6 +181,186 @@ def project_dirs(repo: Path, paths: Iterable[str], marker: str = "tsconfig.json"
     return sorted(projects), sorted(loose)
 
 
+# -- which tsconfig.json answers for a file ---------------------------------------------------------
+# A checkout often has a tsconfig.json the compiler cannot use as it is, or one that leaves files out:
+# ky's extends "@sindresorhus/tsconfig", a package a fresh clone has not installed (the TypeScript
+# compiler then stops with TS6053 and indexes nothing), and includes only "source", so its tests sit
+# under the tsconfig but outside its program. Such files are indexed as loose files instead (through
+# cg's own tsconfig, LOOSE_OPTIONS), so the compiler still answers for them.
+_TS_DEFAULT_EXCLUDE = ("node_modules", "bower_components", "jspm_packages")
+_TS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts")
+_JS_EXTENSIONS = (".js", ".jsx", ".mjs", ".cjs")
+_MAX_EXTENDS = 8  # a longer chain of extended configs is not followed (and the project goes loose)
+
+
+@dataclass(frozen=True)
+class _TsProject:
+    """What cg needs of a tsconfig.json: whether the compiler can load it, and which files it holds."""
+
+    usable: bool
+    files: frozenset[str] = frozenset()  # repository-relative paths named in "files"
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    allow_js: bool = False
+
+    def covers(self, path: str) -> bool:
+        if not self.usable:
+            return False
+        if path.endswith(_JS_EXTENSIONS) and not self.allow_js:
+            return False
+        if path in self.files:
+            return True
+        return any(p.match(path) for p in self.include) and not any(p.match(path) for p in self.exclude)
+
+
+def typescript_projects(repo: Path, paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The directories (repository-relative, "" for the root) whose tsconfig.json answers for
+    ``paths``, and the files none answers for (indexed together as loose files). A file belongs to
+    the nearest tsconfig.json above it that the compiler can load (it parses, and what it extends is
+    there) and whose program holds it ("files", "include" and "exclude" as TypeScript reads them,
+    JavaScript only with allowJs)."""
+    root = repo.resolve()
+    configs: dict[str, _TsProject | None] = {}
+
+    def project(directory: str) -> _TsProject | None:
+        if directory not in configs:
+            rel = posixpath.join(directory, "tsconfig.json")
+            configs[directory] = _read_tsconfig(root, directory) if _regular_inside(root, rel) else None
+        return configs[directory]
+
+    projects: set[str] = set()
+    loose: list[str] = []
+    for path in paths:
+        directory = posixpath.dirname(path)
+        while True:
+            found = project(directory)
+            if found is not None and found.covers(path):
+                projects.add(directory)
+                break
+            if not directory:
+                loose.append(path)
+                break
+            directory = posixpath.dirname(directory)
+    return sorted(projects), sorted(loose)
+
+
+def _read_tsconfig(root: Path, directory: str) -> _TsProject:
+    """The tsconfig.json of ``directory`` as the compiler would load it, with "files", "include",
+    "exclude" and allowJs taken from it or, where it does not set them, from the configs it extends."""
+    chain = _config_chain(root / directory / "tsconfig.json", 0)
+    if chain is None:
+        return _TsProject(usable=False)
+    allow_js = next(
+        (bool(c["compilerOptions"]["allowJs"]) for _, c in chain if "allowJs" in c["compilerOptions"]), False
+    )
+    out_dir = next(
+        (
+            posixpath.normpath(posixpath.join(d, c["compilerOptions"]["outDir"]))
+            for d, c in chain
+            if isinstance(c["compilerOptions"].get("outDir"), str)
+        ),
+        "",
+    )
+
+    def setting(key: str) -> tuple[str, list[str]] | None:
+        for where, config in chain:
+            value = config.get(key)
+            if isinstance(value, list):
+                return where, [v for v in value if isinstance(v, str)]
+        return None
+
+    files = setting("files")
+    include = setting("include") or (None if files else (str(root / directory), ["**/*"]))
+    exclude = setting("exclude") or (str(root / directory), [*_TS_DEFAULT_EXCLUDE, *([out_dir] if out_dir else [])])
+
+    def relative(where: str, pattern: str) -> str | None:
+        full = posixpath.normpath(posixpath.join(where, pattern))
+        rel = posixpath.relpath(full, str(root))
+        return None if rel == ".." or rel.startswith("../") else ("" if rel == "." else rel)
+
+    named = frozenset(r for r in (relative(files[0], f) for f in files[1]) if r is not None) if files else frozenset()
+    return _TsProject(
+        usable=True,
+        files=named,
+        include=tuple(_ts_glob(r, True) for r in (relative(include[0], p) for p in include[1]) if r is not None)
+        if include
+        else (),
+        exclude=tuple(_ts_glob(r, False) for r in (relative(exclude[0], p) for p in exclude[1]) if r is not None),
+        allow_js=allow_js,
+    )
+
+
+def _config_chain(path: Path, depth: int) -> list[tuple[str, dict]] | None:
+    """``path`` parsed (JSON with comments and trailing commas, as tsconfig files are written; read
+    with json5) and every config it extends, nearest first, each with the directory its paths are
+    relative to; None when one does not parse or what it extends is not there."""
+    try:
+        config = json5.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    options = config.get("compilerOptions")
+    config["compilerOptions"] = options if isinstance(options, dict) else {}
+    chain = [(str(path.parent), config)]
+    extends = config.get("extends")
+    for spec in [extends] if isinstance(extends, str) else extends if isinstance(extends, list) else []:
+        base = _extended(path.parent, spec) if isinstance(spec, str) else None
+        rest = _config_chain(base, depth + 1) if base is not None and depth < _MAX_EXTENDS else None
+        if rest is None:
+            return None
+        chain += rest
+    return chain
+
+
+def _extended(directory: Path, spec: str) -> Path | None:
+    """The file an "extends" names, resolved as the TypeScript compiler does: a relative or absolute
+    path (".json" may be left off), or a package in a node_modules folder above (its tsconfig.json,
+    or the file its package.json's "tsconfig" names); None when it is not there."""
+    if spec.startswith(("./", "../", "/")) or spec in (".", ".."):
+        bases = [directory / spec]
+    else:
+        bases = [d / "node_modules" / spec for d in (directory, *directory.parents)]
+    for base in bases:
+        manifest = base / "package.json"
+        named = ""
+        if manifest.is_file():
+            try:
+                named = json.loads(manifest.read_text("utf-8")).get("tsconfig") or ""
+            except (OSError, ValueError, AttributeError):
+                named = ""
+        for candidate in (
+            base,
+            Path(f"{base}.json"),
+            *([base / named] if isinstance(named, str) and named else []),
+            base / "tsconfig.json",
+        ):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _ts_glob(pattern: str, include: bool) -> re.Pattern[str]:
+    """A tsconfig "include" or "exclude" pattern (repository-relative) as a regular expression over
+    repository-relative paths: ``*`` and ``?`` within a name, ``**/`` across folders, and a last part
+    with neither a wildcard nor an extension taken for a folder (everything under it)."""
+    parts = [p for p in pattern.split("/") if p]
+    last = parts[-1] if parts else ""
+    if not parts or ("*" not in last and "?" not in last and "." not in last.lstrip(".")):
+        parts += ["**", "*"]
+    regex = ""
+    for i, part in enumerate(parts):
+        final = i == len(parts) - 1
+        if part == "**":
+            regex += ".*" if final else "(?:[^/]+/)*"
+        else:
+            regex += "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
+            regex += "" if final else "/"
+    if include:
+        return re.compile(regex + r"\Z")
+    return re.compile(regex + r"(?:/.*)?\Z")  # an excluded folder takes what is under it
+
+
 def _regular_inside(root: Path, rel: str) -> bool:
     try:
         path = root / rel
@@ -195,9 +377,9 @@ def run_typescript(
     is indexed with it: loose scripts share one global scope, so a run over some of them would answer
     otherwise than a run over all."""
     root = repo.resolve()
-    projects, loose = project_dirs(root, paths)
+    projects, loose = typescript_projects(root, paths)
     if loose:
-        loose = sorted(set(loose) | set(project_dirs(root, every)[1]))
+        loose = sorted(set(loose) | set(typescript_projects(root, every)[1]))
     with tempfile.TemporaryDirectory(prefix="cg-scip-") as tmp:
         targets = [str(root / p) if p else str(root) for p in projects]
         if loose:
@@ -360,8 +542,16 @@ def read_index(
     return out
 
 
+# scip-typescript names a member of an anonymous object type by a count of the type literals it has met
+# (``KyInstance#typeLiteral0:get.``), and the count differs between the programs of one run (a loose
+# test file's reference says ``typeLiteral111`` for its project's ``typeLiteral0``): not part of the key.
+_TYPE_LITERAL = re.compile(r"([#./:])typeLiteral\d+:")
+
+
 def _key(path: str, symbol: str) -> str:
-    return f"{path}\0{symbol}" if symbol.startswith("local ") else symbol
+    if symbol.startswith("local "):
+        return f"{path}\0{symbol}"
+    return _TYPE_LITERAL.sub(r"\1typeLiteral:", symbol) if "typeLiteral" in symbol else symbol
 
 
 def _byte_column(line: bytes, column: int, encoding: int) -> int:
