@@ -76,8 +76,9 @@ PROJECTS = [
 
 
 # The precise pass's projects: real TypeScript sources (npm packages that ship their src/), CommonJS
-# JavaScript (none of these ships a tsconfig.json, so all are indexed as loose files) and Go modules
-# (their dependencies put in the module cache by `go mod download` first: scip-go never fetches).
+# JavaScript (none of these ships a tsconfig.json, so all are indexed as loose files), Go modules
+# (their dependencies put in the module cache by `go mod download` first: scip-go never fetches) and
+# Java sources jars (sources only, no dependency jars: JavaParser's solver reads them and the JDK).
 PRECISE_PROJECTS = [
     Project("typescript", "npm", "rxjs", "7.8.1", "src"),
     Project("typescript", "npm", "@trpc/server", "10.45.2", "src"),
@@ -85,6 +86,8 @@ PRECISE_PROJECTS = [
     Project("javascript", "npm", "koa", "2.15.3"),
     Project("go", "go", "github.com/gin-gonic/gin", "v1.10.0"),
     Project("go", "go", "github.com/spf13/cobra", "v1.8.1"),
+    Project("java", "maven", "com.google.code.gson:gson", "2.10.1"),
+    Project("java", "maven", "org.apache.commons:commons-text", "1.12.0"),
 ]
 AUDIT = HERE / "audit"
 AUDIT_SEED = "cg-issue-20"
@@ -182,6 +185,8 @@ def _dependencies(project: Project, repo: Path) -> str:
     if project.tool == "go":
         _run(["go", "mod", "download"], repo)
         return "go mod download"
+    if project.tool == "maven":
+        return "none: the sources jar and the JDK"
     if project.tool != "npm":
         return ""
     root = repo if (repo / "package.json").is_file() else repo.parent
@@ -211,7 +216,10 @@ def _indexers() -> dict[str, str]:
         "scip_typescript": os.environ.get("CG_SCIP_TYPESCRIPT")
         or str(ROOT / "tools" / "npm" / "node_modules" / ".bin" / "scip-typescript"),
         "scip_go": os.environ.get("CG_SCIP_GO") or str(ROOT / "tools" / "scip-go" / "bin" / "scip-go"),
+        "javaparser": os.environ.get("CG_JAVAPARSER") or str(ROOT / "tools" / "javaparser" / "bin" / "cg-javaparser"),
     }
+    if not os.environ.get("CG_JAVAPARSER") and not (ROOT / "tools" / "javaparser" / "classes").is_dir():
+        raise SystemExit("cg-javaparser is not built: run tools/javaparser/build (or set CG_JAVAPARSER)")
     for setting, path in found.items():
         if not Path(path).exists():
             raise SystemExit(f"{setting} not found at {path}: run scripts/test once, or set CG_{setting.upper()}")
@@ -332,7 +340,7 @@ def _audit_rank(edge: Edge) -> str:
 
 
 def _slug(project: Project) -> str:
-    return "scip-" + project.name.replace("@", "").replace("/", "-")
+    return "scip-" + project.name.replace("@", "").replace("/", "-").replace(":", "-")
 
 
 def audit(project: Project, repo: Path, calls: list[Edge]) -> dict:
@@ -391,13 +399,15 @@ def precise_main(rounds: int) -> None:
                 print(project.label, mode, f"{results[project.label][mode][-1]['structure']:.2f}s", flush=True)
     versions = (
         f"scip-typescript {_version(indexers, 'scip_typescript')} on Node {_version(indexers, 'node')}, "
-        f"scip-go {_version(indexers, 'scip_go')} on {_version(indexers, 'go')}"
+        f"scip-go {_version(indexers, 'scip_go')} on {_version(indexers, 'go')}, "
+        f"cg-javaparser on {_version(indexers, 'javaparser')} on Java {_version(indexers, 'java')}"
     )
     lines = [
         machine_line(),
         "",
-        "TypeScript, JavaScript (npm) and Go (Go modules) projects at pinned versions, the precise pass off",
-        f"and on in one process, interleaved, {rounds} rounds, medians; {versions}. Shares are of the call",
+        "TypeScript, JavaScript (npm), Go (Go modules) and Java (Maven sources jars) projects at pinned",
+        f"versions, the precise pass off and on in one process, interleaved, {rounds} rounds, medians; {versions}.",
+        "Shares are of the call",
         "edges from the project's files: in repo = to a definition in the project, named = a builtin or",
         "library named (the TypeScript library's `Array.map`, Go's `net/http.Header.Get`, an import),",
         "resolved = both. Structure = walk, parse, extract and resolve (with the indexer when on);",
@@ -451,6 +461,12 @@ def precise_main(rounds: int) -> None:
 
 
 def _version(indexers: dict[str, str], which: str) -> str:
+    if which == "javaparser":  # the solver's jar, as tools/javaparser/build fetched it
+        jars = sorted((Path(indexers["javaparser"]).parents[1] / "lib").glob("javaparser-symbol-solver-core-*.jar"))
+        return jars[-1].stem.replace("javaparser-symbol-solver-core-", "JavaParser ") if jars else "JavaParser"
+    if which == "java":
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=60)
+        return (out.stderr or out.stdout).splitlines()[0].split('"')[1] if '"' in (out.stderr or out.stdout) else "?"
     command = {
         "scip_typescript": ["node", indexers["scip_typescript"], "--version"],
         "node": ["node", "--version"],

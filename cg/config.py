@@ -61,11 +61,13 @@ class Settings:
     jedi_workers: int = 0  # 0 = one per core
     jedi_budget: float = 30.0  # seconds per file before its remaining sites fall back to names
     # the precise pass (cg/ingest/resolve/scip.py): "auto" runs a language's own compiler through its SCIP
-    # indexer where one is installed (scip-typescript for TypeScript and JavaScript, scip-go for Go),
+    # indexer where one is installed (scip-typescript for TypeScript and JavaScript, scip-go for Go,
+    # cg-javaparser for Java: JavaParser's symbol solver, which writes its answers rather than SCIP),
     # "off" never does
     precise: str = "auto"
     scip_typescript: str = ""  # the scip-typescript program ("" = on PATH); never from a repository's cg.toml
     scip_go: str = ""  # the scip-go program ("" = on PATH); never from a repository's cg.toml
+    javaparser: str = ""  # cg-javaparser (tools/javaparser, "" = on PATH); never from a repository's cg.toml
     precise_timeout: float = 600.0  # seconds for one indexer run before its sites fall back to names
     # retrieval
     chunk_tokens: int = 256  # per unit, in the embedding model's tokens (MiniLM sees 256)
@@ -147,6 +149,7 @@ _ENV = {
     "CG_PRECISE": "precise",
     "CG_SCIP_TYPESCRIPT": "scip_typescript",
     "CG_SCIP_GO": "scip_go",
+    "CG_JAVAPARSER": "javaparser",
     "CG_PRECISE_TIMEOUT": "precise_timeout",
     "CG_HISTORY_COMMITS": "history_commits",
     "CG_INDEX_LOCK_WAIT": "index_lock_wait",
@@ -163,7 +166,7 @@ _ENV = {
 # Settings that name a program cg runs. A repository is untrusted input and its cg.toml is part of it:
 # were it able to say which program indexes it, opening a hostile repository would run that program
 # (a script of its own, say). These come only from the environment and the command line.
-MACHINE_ONLY = frozenset({"scip_typescript", "scip_go"})
+MACHINE_ONLY = frozenset({"scip_typescript", "scip_go", "javaparser"})
 
 
 def find_repo(start: Path) -> Path:

@@ -19,7 +19,7 @@ import pytest
 
 from cg.config import ConfigError, load_settings
 from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_extractions
-from cg.ingest.resolve.scip import Answer, parse_symbol, read_index
+from cg.ingest.resolve.scip import Answer, parse_symbol, read_index, read_java
 from cg.ingest.resolve.scip_schema import DEFINITION, index_class
 from cg.model import Edge
 
@@ -63,8 +63,16 @@ def _calls(edges: list[Edge], src: str, line: int) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def precise(indexer: str, go_indexer: str) -> tuple[list[Edge], IndexSummary]:
-    return _resolve(POLYGLOT, precise="auto", scip_typescript=indexer, scip_go=go_indexer)
+def java_indexer() -> str:
+    tool = ROOT / "tools" / "javaparser"
+    built = (tool / "classes" / "CgJavaResolve.class").exists()  # the launcher is there built or not
+    local = tool / "bin" / "cg-javaparser" if built else tool / "unbuilt" / "cg-javaparser"
+    return _installed("CG_TEST_JAVAPARSER", local, "java", "tools/javaparser/build")
+
+
+@pytest.fixture(scope="module")
+def precise(indexer: str, go_indexer: str, java_indexer: str) -> tuple[list[Edge], IndexSummary]:
+    return _resolve(POLYGLOT, precise="auto", scip_typescript=indexer, scip_go=go_indexer, javaparser=java_indexer)
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +137,7 @@ def test_builtins_are_named_and_the_share_resolved_rises(precise, generic):
         "javascript": "scip-typescript: 6 of 7 files",  # bin/webhook-worker has no extension TypeScript reads
         "typescript": "scip-typescript: 12 of 12 files",
         "go": "scip-go: 6 of 6 files",
+        "java": "cg-javaparser: 10 of 10 files",
     }
 
     def share(edges: list[Edge]) -> float:
@@ -157,12 +166,66 @@ def test_go_through_a_generic_functions_result_and_the_standard_library(precise,
     assert _calls(precise[0], schedule, 36) == {"payments-go/internal/store/store.go::PaymentStore.SavePayment": "scip"}
 
 
+def test_java_through_a_list_of_injected_interfaces(precise, generic):
+    """``for (Scheduler followUp : followUps) followUp.schedule(invoice)``: the loop variable's type
+    comes from the injected ``List<Scheduler>``, which JavaParser's symbol solver follows and the
+    generic resolver does not; the library and JDK calls it answers keep the names the imports give."""
+    service = "billing-java/src/main/java/com/acme/billing/service/InvoiceService.java::InvoiceService.charge~2"
+    schedule = "billing-java/src/main/java/com/acme/billing/retry/Scheduler.java::Scheduler.schedule"
+    assert _calls(precise[0], service, 40) == {schedule: "scip"}
+    assert _calls(generic[0], service, 40) == {"followUp.schedule": "unresolved"}
+    gateway = "billing-java/src/main/java/com/acme/billing/gateway/PaymentGateway.java::PaymentGateway.charge"
+    assert _calls(precise[0], service, 34) == {gateway: "scip"}  # through the injected gateway field
+    backoff = "billing-java/src/main/java/com/acme/billing/retry/RetryScheduler.java::RetryScheduler.backoff"
+    assert _calls(precise[0], backoff, 16) == {"java.time.Duration.ofMinutes": "import"}
+
+
+def test_java_overloads_of_one_arity_are_told_apart_by_type(java_indexer, tmp_path):
+    """``ledger.record(invoice)`` and ``new Ledger(invoice)`` where the class has two overloads and
+    two constructors taking one argument: the solver picks by the argument's type, where counting
+    arguments could only name both."""
+    files = {
+        "src/main/java/com/acme/ledger/Invoice.java": (
+            "package com.acme.ledger;\n\npublic class Invoice {\n    public long cents;\n}\n"
+        ),
+        "src/main/java/com/acme/ledger/Ledger.java": (
+            "package com.acme.ledger;\n\n"
+            "public class Ledger {\n"
+            "    public Ledger(String name) {\n    }\n\n"
+            "    public Ledger(Invoice opening) {\n        record(opening);\n    }\n\n"
+            "    public void record(String note) {\n    }\n\n"
+            "    public void record(Invoice invoice) {\n    }\n"
+            "}\n"
+        ),
+        "src/main/java/com/acme/ledger/Billing.java": (
+            "package com.acme.ledger;\n\n"
+            "public class Billing {\n"
+            "    public Ledger open(Invoice first) {\n"
+            "        Ledger ledger = new Ledger(first);\n"
+            "        ledger.record(first);\n"
+            "        return ledger;\n    }\n"
+            "}\n"
+        ),
+    }
+    repo = tmp_path / "ledger"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    ledger = "src/main/java/com/acme/ledger/Ledger.java::Ledger"
+    open_ = "src/main/java/com/acme/ledger/Billing.java::Billing.open"
+    edges, summary = _resolve(repo, precise="auto", javaparser=java_indexer)
+    assert summary.precise["java"] == "cg-javaparser: 3 of 3 files"
+    assert _calls(edges, open_, 5) == {ledger: "scip", f"{ledger}.Ledger~2": "scip"}  # Ledger(Invoice)
+    assert _calls(edges, open_, 6) == {f"{ledger}.record~2": "scip"}  # record(Invoice)
+    generic_edges, _ = _resolve(repo, precise="off")
+    assert _calls(generic_edges, open_, 6) == {f"{ledger}.record": "name", f"{ledger}.record~2": "name"}
+
+
 def test_other_languages_keep_the_generic_resolver(precise, generic):
     def of(edges: list[Edge], prefix: str) -> set[tuple[str, str, int]]:
         return {(e.src, e.dst, e.line) for e in edges if e.src.startswith(prefix)}
 
-    for prefix in ("billing-java/", "invoice-cli/"):
-        assert of(precise[0], prefix) == of(generic[0], prefix)
+    assert of(precise[0], "invoice-cli/") == of(generic[0], "invoice-cli/")
     assert not any(e.resolved_by == "scip" for e in generic[0])
 
 
@@ -171,19 +234,22 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
-def test_the_repository_is_left_exactly_as_it_was(indexer, go_indexer, tmp_path):
+def test_the_repository_is_left_exactly_as_it_was(indexer, go_indexer, java_indexer, tmp_path):
     repo = tmp_path / "polyglot"
     shutil.copytree(POLYGLOT, repo)
     before = _tree(repo)
-    edges, summary = _resolve(repo, precise="auto", scip_typescript=indexer, scip_go=go_indexer)
+    edges, summary = _resolve(
+        repo, precise="auto", scip_typescript=indexer, scip_go=go_indexer, javaparser=java_indexer
+    )
     assert summary.precise["javascript"].startswith("scip-typescript") and summary.precise["go"].startswith("scip-go:")
+    assert summary.precise["java"].startswith("cg-javaparser:")
     assert any(e.resolved_by == "scip" and e.src.startswith("payments-go/") for e in edges)
     # no tsconfig.json inferred beside the worker's loose .js files, no go.sum, no index left behind
     assert _tree(repo) == before
 
 
 def test_a_repository_cannot_name_the_program_cg_runs(tmp_path, monkeypatch):
-    for setting in ("scip_typescript", "scip_go"):
+    for setting in ("scip_typescript", "scip_go", "javaparser"):
         (tmp_path / "cg.toml").write_text(f'{setting} = "tools/steal-keys.js"\n')
         with pytest.raises(ConfigError, match="cannot set it"):
             load_settings(tmp_path)
@@ -200,23 +266,33 @@ def _same_as_generic(edges: list[Edge], generic_edges: list[Edge]) -> bool:
     }
 
 
-def test_without_node_on_path_the_generic_resolver_answers(indexer, generic, tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))  # no node, no scip-typescript, no scip-go
-    edges, summary = _resolve(POLYGLOT, precise="auto", scip_typescript=indexer)
+def test_without_node_on_path_the_generic_resolver_answers(indexer, java_indexer, generic, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no node, no java, no scip-typescript, no scip-go
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    edges, summary = _resolve(POLYGLOT, precise="auto", scip_typescript=indexer, javaparser=java_indexer)
     assert summary.precise["typescript"] == summary.precise["javascript"] == "Node.js (node) not on PATH"
     assert summary.precise["go"].startswith("scip-go not found (go install")
+    assert summary.precise["java"].startswith("cg-javaparser failed (exit 127)")
+    assert summary.precise["java"].endswith("java: not found")
     assert _same_as_generic(edges, generic[0])
     edges, summary = _resolve(POLYGLOT, precise="auto")  # nor an indexer to find on PATH
     assert summary.precise["typescript"].startswith("scip-typescript not found")
+    assert summary.precise["java"].startswith("cg-javaparser not found (build it with tools/javaparser/build")
     assert _same_as_generic(edges, generic[0])
 
 
-def test_a_slow_or_broken_indexer_falls_back(indexer, go_indexer, generic, tmp_path):
+def test_a_slow_or_broken_indexer_falls_back(indexer, go_indexer, java_indexer, generic, tmp_path):
     edges, summary = _resolve(
-        POLYGLOT, precise="auto", scip_typescript=indexer, scip_go=go_indexer, precise_timeout=0.01
+        POLYGLOT,
+        precise="auto",
+        scip_typescript=indexer,
+        scip_go=go_indexer,
+        javaparser=java_indexer,
+        precise_timeout=0.01,
     )
     assert summary.precise["typescript"] == "scip-typescript ran over precise_timeout (0.01 s)"
     assert summary.precise["go"] == "scip-go ran over precise_timeout (0.01 s)"
+    assert summary.precise["java"] == "cg-javaparser ran over precise_timeout (0.01 s)"
     assert _same_as_generic(edges, generic[0])
     broken = tmp_path / "scip-typescript.js"
     broken.write_text("process.stderr.write('TypeError: cannot read tsconfig\\n'); process.exit(3);\n")
@@ -305,6 +381,71 @@ def test_a_type_literal_member_is_found_from_another_program():
     assert answers[(1, 9)] == (Answer(name="get", path="source/types/ky.ts", line=30),)
 
 
+def test_java_answers_are_read_by_utf16_column_and_bad_lines_are_skipped():
+    """cg-javaparser's lines: a definition (D), a JDK member (E), a file it read (F); columns count
+    UTF-16 units, as Java's chars do, and are keyed by byte column, as tree-sitter counts."""
+    source = 'String note = "réessai ⏳"; retry.schedule(note);\nnew Ledger(note);\n'.encode()
+    column = source.index(b"schedule")
+    tsv = (
+        b"src/Billing.java\t0\t0\tF\t\t0\t\t0\n"
+        b"src/Billing.java\t1\t33\tD\tsrc/Retry.java\t7\tschedule\t0\n"
+        b"src/Billing.java\t1\t0\tE\tjava.lang.String\t0\tString\t0\n"
+        b"src/Billing.java\t2\t4\tD\tsrc/Ledger.java\t3\tLedger\t9\n"  # `new Ledger(...)`: its constructor at line 9
+        b"src/Billing.java\tone\t0\tD\tsrc/Retry.java\t7\tschedule\t0\n"  # not a line number
+        b"src/Billing.java\t1\t5\tD\tsrc/Retry.java\t7\tschedule\n"  # a field short
+        b"src/Other.java\t1\t0\tE\tjava.lang.String\t0\tString\t0\n"  # not asked for
+        b"src/Empty.java\t0\t0\tF\t\t0\t\t0\n"
+        b"src/Billing.java\t9\t0\tE\tjava.lang.String\t0\tString\t0\n"  # past the file's end
+    )
+    answers = read_java(tsv, {"src/Billing.java", "src/Empty.java"}, lambda path: source)
+    assert column == 36 and answers["src/Billing.java"] == {
+        (1, column): (Answer(name="schedule", path="src/Retry.java", line=7),),
+        (1, 0): (Answer(name="String", external="java.lang.String"),),
+        (2, 4): (Answer(name="Ledger", path="src/Ledger.java", line=3, constructor=9),),
+    }
+    assert answers["src/Empty.java"] == {}
+
+
+def test_an_incremental_java_run_gives_what_a_full_rebuild_gives(java_indexer, tmp_path):
+    """The Java service edited twice (a new follow-up call through the scheduler interface, then a
+    method the interface gains and its use): incremental == full rebuild each time."""
+    repo, service, scheduler = _copy(
+        tmp_path,
+        "billing-java",
+        "src/main/java/com/acme/billing/service/InvoiceService.java",
+        "src/main/java/com/acme/billing/retry/Scheduler.java",
+    )
+    edits = [
+        lambda: service.write_text(
+            service.read_text().replace(
+                "        return false;\n    }\n}",
+                "        return false;\n    }\n\n"
+                "    /** Reminds each follow-up scheduler once. */\n"
+                "    public void remind(Invoice invoice) {\n"
+                "        for (Scheduler followUp : followUps) {\n"
+                "            followUp.schedule(invoice);\n"
+                "        }\n    }\n}",
+            )
+        ),
+        lambda: (
+            scheduler.write_text(scheduler.read_text().replace("}", "    void cancel(Invoice invoice);\n}", 1)),
+            service.write_text(
+                service.read_text().replace(
+                    "followUp.schedule(invoice);\n        }\n    }\n}", "followUp.cancel(invoice);\n        }\n    }\n}"
+                )
+            ),
+        ),
+    ]
+    got = _incremental_equals_rebuild(repo, edits, javaparser=java_indexer)
+    calls = {(row[0], row[1], row[3]) for row in got["CALLS"] if row[0].endswith("::InvoiceService.remind")}
+    cancel = "src/main/java/com/acme/billing/retry/Scheduler.java::Scheduler.cancel"
+    assert (
+        "src/main/java/com/acme/billing/service/InvoiceService.java::InvoiceService.remind",
+        cancel,
+        "scip",
+    ) in calls
+
+
 # -- incremental runs ----------------------------------------------------------------------------
 def _incremental_equals_rebuild(repo: Path, edits: list, **programs: str) -> dict:
     """Index ``repo``, then after each edit an incremental run whose graph must equal a full rebuild's
@@ -334,7 +475,7 @@ def _incremental_equals_rebuild(repo: Path, edits: list, **programs: str) -> dic
             edit()
             summary = index_repository(load_settings(repo, **options), store, embedder)
             assert summary.mode == "incremental" and all(
-                v.startswith(("scip-typescript:", "scip-go:")) for v in summary.precise.values()
+                v.startswith(("scip-typescript:", "scip-go:", "cg-javaparser:")) for v in summary.precise.values()
             )
             got = dump(store)
             diff = differences(got, rebuilt(n))

@@ -90,6 +90,7 @@ class Target:
     symbol: Symbol | None = None
     files: tuple[str, ...] = ()  # a package's files (Go directory, Java package)
     candidates: int = 0
+    constructor: int = 0  # a compiler's answer for `new C(...)`: the line of the constructor it runs
 
 
 def scope_of(sym: Symbol) -> str:
@@ -698,7 +699,7 @@ class GenericResolver:
             return [found]
         sym = found.symbol
         out = [found]
-        if sym.kind in ("function", "method") and call.arity >= 0:
+        if sym.kind in ("function", "method") and call.arity >= 0 and found.how != "scip":  # a compiler picks one
             overloads = [s for s in self.children.get(sym.parent_id, {}).get(sym.name, []) if s.kind == sym.kind]
             if len(overloads) > 1:  # Java overloads: the ones taking this many arguments
                 fitting = [s for s in overloads if _param_count(s.signature) == call.arity] or overloads
@@ -706,7 +707,10 @@ class GenericResolver:
         if sym.kind == "class" and call.via == "new":  # `new Foo()` runs Foo's constructor too
             for name in ("constructor", sym.name):
                 ctors = self.members.get((self.package(sym.path), scope_of(sym)), {}).get(name, [])
-                fitting = [c for c in ctors if call.arity < 0 or _param_count(c.signature) == call.arity] or ctors
+                named = [c for c in ctors if found.constructor and c.def_line == found.constructor]
+                fitting = (
+                    named or [c for c in ctors if call.arity < 0 or _param_count(c.signature) == call.arity] or ctors
+                )
                 out.extend(Target(c.id, "Symbol", found.how, c) for c in fitting[:1])
         return out
 
@@ -738,7 +742,7 @@ class GenericResolver:
             return None
         if len(found) > 1:
             return Target(call.callee, "External", "ambiguous", candidates=len(found))
-        return Target(found[0].id, "Symbol", "scip", found[0])
+        return Target(found[0].id, "Symbol", "scip", found[0], constructor=answers[0].constructor)
 
     # -- edges -----------------------------------------------------------------------------------
     def edges(self, ex: FileExtraction) -> tuple[list[Edge], list[External]]:

@@ -91,6 +91,7 @@ class Answer:
     path: str = ""
     line: int = 0
     external: str = ""
+    constructor: int = 0  # for a `new` of a class: the line of the constructor the compiler chose, if it says
 
 
 @dataclass
@@ -130,6 +131,8 @@ class Indexer:
     encoding: int  # how its columns count when a document does not say (scip_schema.UTF8/UTF16)
     run: Run
     external: Callable[[str, list[tuple[str, str]]], str]  # a symbol outside the repository, named
+    # how its output becomes answers, when it writes no SCIP index (read_index's parameters)
+    read: Callable[..., dict[str, dict[tuple[int, int], tuple[Answer, ...]]]] | None = None
 
 
 # -- the indexer ---------------------------------------------------------------------------------
@@ -140,7 +143,7 @@ def find_indexer(indexer: Indexer, configured: str) -> tuple[list[str] | None, s
     exe = configured or shutil.which(indexer.name) or ""
     if not exe:
         return None, f"{indexer.name} not found ({indexer.install})"
-    path = Path(exe)
+    path = Path(exe).absolute()  # the indexer runs in a temporary directory
     try:
         with path.open("rb") as handle:
             first = handle.readline(256)
@@ -436,6 +439,64 @@ def run_go(
     return indexes, ""
 
 
+def run_java(
+    repo: Path, paths: list[str], command: list[str], timeout: float, every: list[str]
+) -> tuple[list[tuple[str, bytes]] | None, str]:
+    """cg-javaparser (tools/javaparser: JavaParser's symbol solver) over ``paths``; ``every`` (the
+    repository's Java files) gives the source roots, the folders that hold packages, where the solver
+    finds the types a file names. Each file is answered on its own, so an incremental run asks only
+    for the files it re-resolves."""
+    root = repo.resolve()
+    with tempfile.TemporaryDirectory(prefix="cg-java-") as tmp:
+        wanted, context, output = Path(tmp) / "wanted", Path(tmp) / "every", Path(tmp) / "answers.tsv"
+        wanted.write_text("".join(f"{p}\n" for p in paths if "\n" not in p), "utf-8")
+        context.write_text("".join(f"{p}\n" for p in sorted(set(every) | set(paths)) if "\n" not in p), "utf-8")
+        argv = [*command, str(root), str(output), str(wanted), str(context)]
+        env = {k: v for k, v in os.environ.items() if k not in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH")}
+        data, why = run_indexer(JAVAPARSER_NAME, argv, Path(tmp), env, timeout, output)
+        return (None, why) if data is None else ([("", data)], "")
+
+
+def read_java(
+    data: bytes,
+    wanted: set[str],
+    read: Callable[[str], bytes | None],
+    indexer: Indexer | None = None,
+    base: str = "",
+) -> dict[str, dict[tuple[int, int], tuple[Answer, ...]]]:
+    """cg-javaparser's answers (one tab-separated line per call: file, line, UTF-16 column of the
+    called name, then ``D`` with the definition's file, line and name, or ``E`` with a qualified
+    name, then the line of the constructor a ``new`` runs; ``F`` lines name the files it read) keyed
+    as read_index keys them; a line that does not read so is skipped."""
+    del indexer, base
+    out: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
+    lines_of: dict[str, list[bytes]] = {}
+    for raw in data.decode("utf-8", "replace").splitlines():
+        fields = raw.split("\t")
+        if len(fields) != 8 or fields[3] not in ("D", "E", "F") or fields[0] not in wanted:
+            continue
+        if fields[3] == "F":  # the file was read: it is answered, if only with nothing
+            out.setdefault(fields[0], {})
+            continue
+        path, kind, where, name = fields[0], fields[3], fields[4], fields[6]
+        try:
+            line, column, defined, constructor = int(fields[1]), int(fields[2]), int(fields[5]), int(fields[7])
+        except ValueError:
+            continue
+        if path not in lines_of:
+            source = read(path)
+            lines_of[path] = source.split(b"\n") if source is not None else []
+        lines = lines_of[path]
+        if not 0 < line <= len(lines) or column < 0:
+            continue
+        if kind == "D":
+            answer = Answer(name=name, path=where, line=defined, constructor=max(constructor, 0))
+        else:
+            answer = Answer(name=name, external=where)
+        out.setdefault(path, {})[(line, _byte_column(lines[line - 1], column, UTF16))] = (answer,)
+    return out
+
+
 def run_indexer(
     name: str, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, output: Path, budget: float = 0.0
 ) -> tuple[bytes | None, str]:
@@ -710,8 +771,9 @@ def run_precise(
             context = [p for p, lang in (every or {}).items() if lang in indexer.languages]
             indexes, why = indexer.run(root, sorted(wanted), command, timeout, context)
             try:
+                reader = indexer.read or read_index
                 for base, data in indexes or ():
-                    answers.update(read_index(data, set(wanted), lambda rel: _read_source(root, rel), indexer, base))
+                    answers.update(reader(data, set(wanted), lambda rel: _read_source(root, rel), indexer, base))
             except DecodeError:
                 answers, why = {}, f"{indexer.name} wrote an index that does not parse"
         results.answers.update(answers)
@@ -823,5 +885,16 @@ GO = Indexer(
     run=run_go,
     external=_go_external,
 )
-INDEXERS = (TYPESCRIPT, GO)
+JAVAPARSER_NAME = "cg-javaparser"
+JAVAPARSER = Indexer(
+    name=JAVAPARSER_NAME,
+    languages=("java",),
+    setting="javaparser",
+    install="build it with tools/javaparser/build: JavaParser's symbol solver, a JDK and Maven once",
+    encoding=UTF16,
+    run=run_java,
+    external=lambda package, descriptors: "",  # it names externals itself
+    read=read_java,
+)
+INDEXERS = (TYPESCRIPT, GO, JAVAPARSER)
 LANGUAGES = {language: indexer for indexer in INDEXERS for language in indexer.languages}
