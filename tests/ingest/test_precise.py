@@ -22,6 +22,7 @@ from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_extract
 from cg.ingest.resolve.scip import Answer, parse_symbol, read_index, read_java
 from cg.ingest.resolve.scip_schema import DEFINITION, index_class
 from cg.model import Edge
+from tests.files import write_tree
 
 POLYGLOT = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot"
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,10 +208,7 @@ def test_java_overloads_of_one_arity_are_told_apart_by_type(java_indexer, tmp_pa
             "}\n"
         ),
     }
-    repo = tmp_path / "ledger"
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
+    repo = write_tree(tmp_path / "ledger", files)
     ledger = "src/main/java/com/acme/ledger/Ledger.java::Ledger"
     open_ = "src/main/java/com/acme/ledger/Billing.java::Billing.open"
     edges, summary = _resolve(repo, precise="auto", javaparser=java_indexer)
@@ -690,10 +688,7 @@ def test_a_checkout_whose_tsconfig_cannot_load_and_leaves_its_tests_out_is_answe
             "}\n"
         ),
     }
-    repo = tmp_path / "http-client"
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
+    repo = write_tree(tmp_path / "http-client", files)
     edges, summary = _resolve(repo, precise="auto", scip_typescript=indexer)
     assert summary.precise["typescript"] == "scip-typescript: 3 of 3 files"
     assert _calls(edges, "source/client.ts::HttpClient.send", 14) == {

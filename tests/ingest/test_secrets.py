@@ -15,6 +15,7 @@ from cg.ingest.secrets import Redactor, secret_by_content, secret_by_name
 from cg.ingest.walk import WalkReport, git_blob_sha, walk
 from cg.lexical import analyze_text
 from tests.conftest import cg_command
+from tests.files import write_tree
 from tests.graphdump import dump
 from tests.shop_history import GIT_ENV, git
 
@@ -125,19 +126,12 @@ SKIPPED = [
 ]
 
 
-def _write(repo: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
 @pytest.fixture(scope="module")
 def hostile_shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
     """A small shop with secrets in the forms a real repository holds them, in git, indexed once:
     (repo, the `cg index --json` summary, the text summary of a second, full run)."""
     repo = tmp_path_factory.mktemp("secrets") / "shop"
-    _write(
+    write_tree(
         repo,
         {
             "shop/__init__.py": "",
@@ -150,7 +144,7 @@ def hostile_shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, 
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Import the shop payments service", when=1_750_000_000)
-    _write(
+    write_tree(
         repo,
         {
             "docker-compose.yml": COMPOSE,
@@ -389,7 +383,7 @@ def test_not_secrets(language: str, line: str) -> None:
 
 
 def test_cgignore_beside_gitignore_nested_and_negated(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             ".gitignore": "*.log.py\n",

@@ -8,18 +8,9 @@ config that left them out, and its tsconfig failed to load at all."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from cg.ingest.resolve.scip import typescript_projects
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
+from tests.files import write_tree
 
 HTTP_CLIENT = {
     "source/client.ts": "export class HttpClient {}\n",
@@ -30,7 +21,7 @@ HTTP_CLIENT = {
 
 
 def test_a_config_that_extends_a_package_not_installed_leaves_its_files_loose(tmp_path):
-    repo = _write(
+    repo = write_tree(
         tmp_path,
         {
             **HTTP_CLIENT,
@@ -43,7 +34,7 @@ def test_a_config_that_extends_a_package_not_installed_leaves_its_files_loose(tm
 
 
 def test_an_installed_base_config_keeps_the_project_and_its_include_decides(tmp_path):
-    repo = _write(
+    repo = write_tree(
         tmp_path,
         {
             **HTTP_CLIENT,
@@ -57,7 +48,7 @@ def test_an_installed_base_config_keeps_the_project_and_its_include_decides(tmp_
 
 
 def test_a_relative_base_that_is_missing_or_broken_leaves_the_files_loose(tmp_path):
-    repo = _write(tmp_path, {**HTTP_CLIENT, "tsconfig.json": '{"extends": "./tsconfig.base"}'})
+    repo = write_tree(tmp_path, {**HTTP_CLIENT, "tsconfig.json": '{"extends": "./tsconfig.base"}'})
     assert typescript_projects(repo, ["source/client.ts"]) == ([], ["source/client.ts"])
     (repo / "tsconfig.base.json").write_text("{ not json")
     assert typescript_projects(repo, ["source/client.ts"]) == ([], ["source/client.ts"])
@@ -67,14 +58,14 @@ def test_a_relative_base_that_is_missing_or_broken_leaves_the_files_loose(tmp_pa
 
 
 def test_javascript_belongs_to_a_project_only_with_allow_js(tmp_path):
-    repo = _write(tmp_path, {**HTTP_CLIENT, "tsconfig.json": "{}"})
+    repo = write_tree(tmp_path, {**HTTP_CLIENT, "tsconfig.json": "{}"})
     assert typescript_projects(repo, ["source/client.ts", "scripts/release.js"]) == ([""], ["scripts/release.js"])
     (repo / "tsconfig.json").write_text('{"compilerOptions": {"allowJs": true}, "exclude": ["dist"]}')
     assert typescript_projects(repo, ["scripts/release.js"]) == ([""], [])
 
 
 def test_files_and_a_deeper_config_and_the_out_dir(tmp_path):
-    repo = _write(
+    repo = write_tree(
         tmp_path,
         {
             **HTTP_CLIENT,

@@ -157,10 +157,12 @@ def find_indexer(indexer: Indexer, configured: str) -> tuple[list[str] | None, s
     return [node, str(path)], ""
 
 
-def project_dirs(repo: Path, paths: Iterable[str], marker: str = "tsconfig.json") -> tuple[list[str], list[str]]:
+def project_dirs(
+    repo: Path, paths: Iterable[str], marker: str, holds: Callable[[str, str], bool] | None = None
+) -> tuple[list[str], list[str]]:
     """The directories (repository-relative, "" for the root) whose ``marker`` (tsconfig.json, go.mod)
-    covers ``paths`` (the nearest one above each file, a regular file inside the repository), and the
-    files none covers."""
+    covers ``paths`` (the nearest one above each file, a regular file inside the repository, that
+    ``holds(directory, path)`` the file when given), and the files none covers."""
     root = repo.resolve()
     known: dict[str, bool] = {}
 
@@ -174,7 +176,7 @@ def project_dirs(repo: Path, paths: Iterable[str], marker: str = "tsconfig.json"
     for path in paths:
         directory = posixpath.dirname(path)
         while True:
-            if has_project(directory):
+            if has_project(directory) and (holds is None or holds(directory, path)):
                 projects.add(directory)
                 break
             if not directory:
@@ -223,28 +225,14 @@ def typescript_projects(repo: Path, paths: Iterable[str]) -> tuple[list[str], li
     there) and whose program holds it ("files", "include" and "exclude" as TypeScript reads them,
     JavaScript only with allowJs)."""
     root = repo.resolve()
-    configs: dict[str, _TsProject | None] = {}
+    configs: dict[str, _TsProject] = {}
 
-    def project(directory: str) -> _TsProject | None:
+    def holds(directory: str, path: str) -> bool:
         if directory not in configs:
-            rel = posixpath.join(directory, "tsconfig.json")
-            configs[directory] = _read_tsconfig(root, directory) if _regular_inside(root, rel) else None
-        return configs[directory]
+            configs[directory] = _read_tsconfig(root, directory)
+        return configs[directory].covers(path)
 
-    projects: set[str] = set()
-    loose: list[str] = []
-    for path in paths:
-        directory = posixpath.dirname(path)
-        while True:
-            found = project(directory)
-            if found is not None and found.covers(path):
-                projects.add(directory)
-                break
-            if not directory:
-                loose.append(path)
-                break
-            directory = posixpath.dirname(directory)
-    return sorted(projects), sorted(loose)
+    return project_dirs(root, paths, "tsconfig.json", holds)
 
 
 def _read_tsconfig(root: Path, directory: str) -> _TsProject:
