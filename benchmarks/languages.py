@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 sys.path.insert(0, str(HERE))
 from results import machine_line, write_section  # noqa: E402
+from scale import fresh_cache  # noqa: E402
 
 from cg.config import load_settings  # noqa: E402
 from cg.ingest.pipeline import IndexSummary, extract_repository, resolve_extractions  # noqa: E402
@@ -304,11 +305,7 @@ def _index_with_vectors(repo: Path, options: dict) -> float:
     from cg.ingest.pipeline import index_repository
 
     with tempfile.TemporaryDirectory() as scratch:
-        cache = Path(scratch) / "cache"
-        export = load_settings(ROOT).cache_dir / "onnx"
-        if export.is_dir():
-            shutil.copytree(export, cache / "onnx")
-        settings = load_settings(repo, cache_dir=cache, **options)
+        settings = load_settings(repo, cache_dir=fresh_cache(Path(scratch)), **options)
         shutil.rmtree(repo / ".cg", ignore_errors=True)
         store = KuzuStore(repo / ".cg" / "graph.kuzu")
         try:

@@ -94,6 +94,10 @@ class Answer:
     constructor: int = 0  # for a `new` of a class: the line of the constructor the compiler chose, if it says
 
 
+# answers by repository-relative path, then (1-based line, byte column) of the referring name
+Answers = dict[str, dict[tuple[int, int], tuple[Answer, ...]]]
+
+
 @dataclass
 class PreciseReport:
     """Per language: the indexer's outcome, for the run's summary (``precise``)."""
@@ -108,7 +112,7 @@ class PreciseResults:
     several where the compiler binds the name to several declarations (a function declared in two
     script files that share the global scope)."""
 
-    answers: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = field(default_factory=dict)
+    answers: Answers = field(default_factory=dict)
     report: PreciseReport = field(default_factory=PreciseReport)
 
     def get(self, path: str, line: int, column: int) -> tuple[Answer, ...]:
@@ -120,6 +124,9 @@ class PreciseResults:
 # other files in its languages) -> the indexes it wrote, each as (the directory its document paths are
 # relative to, its bytes), or None and why not.
 Run = Callable[[Path, list[str], list[str], float, list[str]], tuple[list[tuple[str, bytes]] | None, str]]
+# Reading what an indexer wrote: (its output, the paths to answer, a file's bytes by path, the indexer,
+# the directory its paths are relative to) -> answers (read_index for SCIP, read_java for cg-javaparser)
+Reader = Callable[[bytes, set[str], Callable[[str], bytes | None], "Indexer | None", str], Answers]
 
 
 @dataclass(frozen=True)
@@ -131,8 +138,7 @@ class Indexer:
     encoding: int  # how its columns count when a document does not say (scip_schema.UTF8/UTF16)
     run: Run
     external: Callable[[str, list[tuple[str, str]]], str]  # a symbol outside the repository, named
-    # how its output becomes answers, when it writes no SCIP index (read_index's parameters)
-    read: Callable[..., dict[str, dict[tuple[int, int], tuple[Answer, ...]]]] | None = None
+    read: Reader | None = None  # how its output becomes answers, when it writes no SCIP index
 
 
 # -- the indexer ---------------------------------------------------------------------------------
@@ -193,7 +199,6 @@ def project_dirs(
 # under the tsconfig but outside its program. Such files are indexed as loose files instead (through
 # cg's own tsconfig, LOOSE_OPTIONS), so the compiler still answers for them.
 _TS_DEFAULT_EXCLUDE = ("node_modules", "bower_components", "jspm_packages")
-_TS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts")
 _JS_EXTENSIONS = (".js", ".jsx", ".mjs", ".cjs")
 _MAX_EXTENDS = 8  # a longer chain of extended configs is not followed (and the project goes loose)
 
@@ -264,19 +269,21 @@ def _read_tsconfig(root: Path, directory: str) -> _TsProject:
     include = setting("include") or (None if files else (str(root / directory), ["**/*"]))
     exclude = setting("exclude") or (str(root / directory), [*_TS_DEFAULT_EXCLUDE, *([out_dir] if out_dir else [])])
 
-    def relative(where: str, pattern: str) -> str | None:
-        full = posixpath.normpath(posixpath.join(where, pattern))
-        rel = posixpath.relpath(full, str(root))
-        return None if rel == ".." or rel.startswith("../") else ("" if rel == "." else rel)
+    def inside(found: tuple[str, list[str]] | None) -> list[str]:
+        """A setting's paths made repository-relative; those outside the repository left out."""
+        where, patterns = found or ("", [])
+        out = []
+        for pattern in patterns:
+            rel = posixpath.relpath(posixpath.normpath(posixpath.join(where, pattern)), str(root))
+            if rel != ".." and not rel.startswith("../"):
+                out.append("" if rel == "." else rel)
+        return out
 
-    named = frozenset(r for r in (relative(files[0], f) for f in files[1]) if r is not None) if files else frozenset()
     return _TsProject(
         usable=True,
-        files=named,
-        include=tuple(_ts_glob(r, True) for r in (relative(include[0], p) for p in include[1]) if r is not None)
-        if include
-        else (),
-        exclude=tuple(_ts_glob(r, False) for r in (relative(exclude[0], p) for p in exclude[1]) if r is not None),
+        files=frozenset(inside(files)),
+        include=tuple(_ts_glob(p, True) for p in inside(include)),
+        exclude=tuple(_ts_glob(p, False) for p in inside(exclude)),
         allow_js=allow_js,
     )
 
@@ -451,13 +458,13 @@ def read_java(
     read: Callable[[str], bytes | None],
     indexer: Indexer | None = None,
     base: str = "",
-) -> dict[str, dict[tuple[int, int], tuple[Answer, ...]]]:
+) -> Answers:
     """cg-javaparser's answers (one tab-separated line per call: file, line, UTF-16 column of the
     called name, then ``D`` with the definition's file, line and name, or ``E`` with a qualified
     name, then the line of the constructor a ``new`` runs; ``F`` lines name the files it read) keyed
     as read_index keys them; a line that does not read so is skipped."""
     del indexer, base
-    out: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
+    out: Answers = {}
     lines_of: dict[str, list[bytes]] = {}
     for raw in data.decode("utf-8", "replace").splitlines():
         fields = raw.split("\t")
@@ -545,7 +552,7 @@ def read_index(
     read: Callable[[str], bytes | None],
     indexer: Indexer | None = None,
     base: str = "",
-) -> dict[str, dict[tuple[int, int], tuple[Answer, ...]]]:
+) -> Answers:
     """Answers per file of ``wanted`` (repository-relative paths; ``read`` gives a file's bytes): each
     reference occurrence keyed by its 1-based line and its start as a byte column (tree-sitter's unit;
     an indexer may count UTF-16 units, as scip-typescript does), mapped to the definition occurrence of
@@ -564,7 +571,7 @@ def read_index(
                 if _key(path, occ.symbol) not in definitions and not occ.symbol.startswith("local "):
                     own.add(_package(occ.symbol))
                 definitions.setdefault(_key(path, occ.symbol), (path, occ.range[0] + 1))
-    out: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
+    out: Answers = {}
     for doc in index.documents:
         path = posixpath.normpath(posixpath.join(base, doc.relative_path))
         data_ = read(path) if path in wanted else None
@@ -754,7 +761,7 @@ def run_precise(
             continue
         languages = sorted(set(wanted.values()))
         command, why = find_indexer(indexer, configured.get(indexer.name, ""))
-        answers: dict[str, dict[tuple[int, int], tuple[Answer, ...]]] = {}
+        answers: Answers = {}
         if command is not None:
             context = [p for p, lang in (every or {}).items() if lang in indexer.languages]
             indexes, why = indexer.run(root, sorted(wanted), command, timeout, context)
