@@ -9,13 +9,14 @@ order."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from cg.graph.store import CallRow, GraphReader
 from cg.model import ResolvedBy, edge_rank
-from cg.queries.lookup import is_test
+from cg.queries.lookup import is_test, source_line
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,23 @@ def related_methods(store: GraphReader, methods: list[dict[str, Any]], direction
     return sorted(out, key=lambda pair: (pair[0], pair[1]["id"]))
 
 
+def _bound_call(line: str, name: str, caller: dict[str, Any]) -> str | None:
+    """Where a call into a base-class method is bound, when its line says: "super" for
+    ``super().name(``, which runs the next class of the caller's own hierarchy, never an override in
+    a class beside it; the caller's class for ``self.name(`` in a method, whose ``self`` is an
+    instance of that class, so only an override in it or a subclass of it can run (the resolver
+    already stores those as dispatch edges). None otherwise: the receiver may be any subclass.
+    Measured on Flask's suite (benchmarks/impact_tests.py): ``Flask.__init__``'s
+    ``super().__init__(...)`` made every test that builds an app a caller of ``Blueprint.__init__``."""
+    if not name:
+        return None
+    if re.search(rf"\bsuper\([^)]*\)\s*\.\s*{re.escape(name)}\s*\(", line):
+        return "super"
+    if caller.get("kind") == "method" and re.search(rf"\b(self|cls)\s*\.\s*{re.escape(name)}\s*\(", line):
+        return caller.get("parent_id")
+    return None
+
+
 def callers_with_dispatch(store: GraphReader, ids: list[str]) -> list[CallRow]:
     """The calls into ``ids``, and for each method among them the calls into the base-class methods it
     overrides, as ``dispatch`` rows: a call through the base may run the override. ``cg impact``,
@@ -138,11 +156,21 @@ def callers_with_dispatch(store: GraphReader, ids: list[str]) -> list[CallRow]:
     if not bases:
         return rows
     overriding: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
     for method_id, base in bases:
         overriding.setdefault(base["id"], []).append(method_id)
+        names[base["id"]] = base.get("name") or ""
     seen = {(r.src, r.dst) for r in rows}
-    for row in store.calls(sorted(overriding), "in"):
+    through = store.calls(sorted(overriding), "in")
+    callers = store.symbols(sorted({r.src for r in through if r.other_label == "Symbol"}), with_text=True)
+    owners = {n["id"]: n.get("parent_id") for n in methods}
+    lineage = {cls: {cls, *_class_closure(store, [cls], "out")} for cls in {c for c in owners.values() if c}}
+    for row in through:
+        caller = callers.get(row.src) or {}
+        bound = _bound_call(source_line(caller, row.line), names[row.dst], caller)
         for method_id in overriding[row.dst]:
+            if bound == "super" or (bound and bound not in lineage.get(owners.get(method_id) or "", set())):
+                continue  # the call cannot reach this override (see _bound_call)
             if row.src != method_id and (row.src, method_id) not in seen:
                 seen.add((row.src, method_id))
                 rows.append(

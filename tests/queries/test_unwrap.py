@@ -146,3 +146,107 @@ def test_the_wrapper_still_answers_for_what_it_runs_itself(tmp_path):
         out = {s.node.get("qualname") for s in index.callees("webkit/scaffold.py::setupmethod.wrapper_func").steps}
         # the wrapper's own calls are what the graph holds: every function it wraps
         assert {"webkit.app.App.register_blueprint", "webkit.scaffold.Scaffold.add_url_rule"} <= out, out
+
+
+HOOKS = '''
+from webkit.scaffold import Scaffold, setupmethod
+
+
+class Hooks(Scaffold):
+    """Request hooks nothing in this repository registers yet."""
+
+    @setupmethod
+    def teardown_request(self, f):
+        self.teardown_funcs = [*getattr(self, "teardown_funcs", []), f]
+        return f
+'''
+
+REGISTRATION_TESTS = """
+from webkit.app import App, Blueprint
+
+
+def test_blueprint_registration():
+    app = App()
+    app.register_blueprint(Blueprint("shop"))
+    assert "shop" in app.blueprints
+
+
+def test_error_handler_registration():
+    app = App()
+    app.register_error_handler(404, lambda error: "missing")
+    assert 404 in app.error_handlers
+"""
+
+
+def test_a_caller_of_the_wrapper_reaches_only_the_function_its_line_names(tmp_path):
+    """Every test that registers anything calls the wrapper; only the one that registers an error
+    handler runs register_error_handler. Before, a wrapped function no caller named kept the wrapper
+    as its caller, and with it every caller of the wrapper (Flask: 325 of 326 tests listed for
+    ``Scaffold.post`` never ran it)."""
+    files = {**FILES, "webkit/hooks.py": HOOKS, "tests/test_registration.py": REGISTRATION_TESTS}
+    repo = indexed_tree(tmp_path / "webkit", files)
+    with open_index(repo) as index:
+        # no line names teardown_request: no caller of the wrapper reaches it
+        unused = index.impact("webkit/hooks.py::Hooks.teardown_request")
+        assert unused.tests == [] and unused.callers == [], (unused.tests, unused.callers)
+        impact = index.impact("webkit/scaffold.py::Scaffold.register_error_handler")
+        tests = {a.node["name"] for a in impact.tests}
+        assert tests == {"test_error_handler_registration"}, tests
+        callers = {
+            s.node["qualname"] for s in index.callers("webkit/scaffold.py::Scaffold.register_error_handler").steps
+        }
+        assert "webkit.scaffold.setupmethod.wrapper_func" not in callers, callers
+        # a caller whose line names the function still reaches it through the wrapper
+        blueprint = {a.node["name"] for a in index.impact("webkit/app.py::App.register_blueprint").tests}
+        assert blueprint == {"test_blueprint_registration"}, blueprint
+
+
+def test_super_calls_do_not_dispatch_to_a_sibling_classs_override(tmp_path):
+    """``super().__init__()`` in App runs Scaffold.__init__, never Blueprint's override of it: App is
+    no Blueprint. Before, every test that made an App counted for Blueprint.__init__ (Flask: 212
+    tests listed that never ran it)."""
+    repo = indexed_tree(tmp_path / "webkit", {**FILES, "tests/test_registration.py": REGISTRATION_TESTS})
+    with open_index(repo) as index:
+        impact = index.impact("webkit/app.py::Blueprint.__init__")
+        assert {a.node["name"] for a in impact.tests} == {"test_blueprint_registration"}
+        assert "webkit.app.App.__init__" not in {a.node["qualname"] for a in impact.callers}
+        # a call through the base on an object of any class still may dispatch to the override
+        assert "webkit.scaffold.Scaffold.__init__" in {m["qualname"] for m in impact.overridden}
+
+
+SESSIONS = """
+class SessionInterface:
+    def make_null_session(self, app):
+        return {}
+
+
+class SecureCookieSessionInterface(SessionInterface):
+    def open_session(self, app, cookie):
+        if not cookie:
+            return self.make_null_session(app)
+        return {"cookie": cookie}
+
+
+class NullSessionInterface(SessionInterface):
+    def make_null_session(self, app):
+        return {"null": True}
+
+
+def fresh_session(interface, app):
+    return interface.make_null_session(app)
+"""
+
+
+def test_a_self_call_dispatches_only_to_overrides_its_class_can_hold(tmp_path):
+    """``self.make_null_session`` in SecureCookieSessionInterface runs the base's method or an
+    override in a subclass of SecureCookieSessionInterface, never NullSessionInterface's; a call on
+    any ``interface`` may run either."""
+    repo = indexed_tree(tmp_path / "sessions", {"sessions/__init__.py": "", "sessions/core.py": SESSIONS})
+    with open_index(repo) as index:
+        callers = {
+            s.node["name"] for s in index.callers("sessions/core.py::NullSessionInterface.make_null_session").steps
+        }
+        assert "open_session" not in callers, callers
+        assert "fresh_session" in callers, callers
+        base = {s.node["name"] for s in index.callers("sessions/core.py::SessionInterface.make_null_session").steps}
+        assert {"open_session", "fresh_session"} <= base, base
