@@ -211,6 +211,8 @@ def executed(project: Project, tree: Path, python: str) -> tuple[dict[Edge, set[
         "generators": data.get("generators", "first started"),
         "resumed": {(a, b) for a, b in data.get("resumed", []) if in_package(a, project.package)},
         "lazy": set(data.get("lazy", [])),
+        # test node id -> the package's definitions that started while it ran (benchmarks/impact_tests.py)
+        "reached": {test: set(names) for test, names in data.get("reached", {}).items()},
     }
 
 

@@ -36,6 +36,11 @@ static output can be compared name for name):
 Each edge also keeps up to three caller lines (for the miss classification), and a second name set
 under the earlier convention (lambdas folded into the definition around them, calls into them not
 counted) so earlier numbers can be reproduced.
+
+Per test (``reached``, for benchmarks/impact_tests.py): the package's definitions that started while
+pytest ran one test's setup, call and teardown, by the test's node id, whoever called them (the test
+itself, a fixture, a client, another library). A fixture of a wider scope is made during the first
+test that needs it and is counted for that test only.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ import sys
 import threading
 from pathlib import Path
 from types import CodeType, FrameType
+
+import pytest
 
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 # code whose call makes an object and runs nothing: generators, async generators, coroutines
@@ -125,6 +132,8 @@ class Recorder:
         self.lazy: set[str] = set()  # the generator and coroutine functions seen (3.12+)
         self.creations = _use_monitoring()  # generator edges from their call sites (CALL events)
         self.lock = threading.Lock()
+        self.test: str | None = None  # the node id of the test pytest is running (setup to teardown)
+        self.reached: dict[str, set[str]] = {}  # test node id -> the package's definitions that started
 
     def module_of(self, code: CodeType) -> str | None:
         try:
@@ -190,6 +199,10 @@ class Recorder:
         if code.co_name in _COMPREHENSIONS:
             self.comprehension_starts += 1
             return True
+        test = self.test
+        if test is not None:
+            with self.lock:
+                self.reached.setdefault(test, set()).add(callee[0])
         caller = self.name(caller_frame.f_code)
         if caller is None:
             return True
@@ -249,6 +262,7 @@ class Recorder:
             "generators": "called" if self.creations else "first started",
             "resumed": sorted(self.resumed),
             "lazy": sorted(self.lazy),
+            "reached": {test: sorted(names) for test, names in sorted(self.reached.items())},
         }
         path.write_text(json.dumps(data))
 
@@ -275,6 +289,18 @@ def pytest_configure(config) -> None:  # noqa: ANN001 (pytest's hook signature)
     else:
         threading.setprofile(_recorder.profile)
         sys.setprofile(_recorder.profile)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):  # noqa: ANN001, ANN201 (pytest's hook signature)
+    """Which test the definitions starting now belong to: its setup, call and teardown."""
+    if _recorder is not None:  # the test file's absolute path: pytest's rootdir may lie above the project
+        _recorder.test = f"{Path(item.path).resolve()}::{item.nodeid.partition('::')[2]}"
+    try:
+        yield
+    finally:
+        if _recorder is not None:
+            _recorder.test = None
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001
