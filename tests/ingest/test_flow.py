@@ -277,6 +277,55 @@ def test_a_method_reached_through_a_fixture_attribute_chain_is_guessed_when_uniq
         assert not any("refund" in dst or "append" in dst for dst, how in calls if how != "unresolved"), calls
 
 
+def test_a_method_on_what_a_repository_function_returns_is_guessed_when_unique(tmp_path):
+    """``Lexer.get_default_instance().get_tokens(sql)``: a singleton handed out by a classmethod whose
+    class attribute starts as ``None``, so jedi infers nothing, and sqlparse's whole lexing path
+    (``get_tokens`` and all it calls, run by 257 of its tests) had no caller. What a repository
+    function returns is as unknown as an untyped parameter, so the one family that defines the
+    method is the same ``unique`` guess; what a library call returns is not (``JSONDecoder().raw_decode``
+    below), nor a builtin type's method name."""
+    (tmp_path / "sqlkit").mkdir()
+    (tmp_path / "sqlkit" / "__init__.py").write_text("")
+    (tmp_path / "sqlkit" / "lexer.py").write_text(
+        "import json\n"
+        "from threading import Lock\n\n\n"
+        "class Lexer:\n"
+        "    _default_instance = None\n"
+        "    _lock = Lock()\n\n"
+        "    @classmethod\n"
+        "    def get_default_instance(cls):\n"
+        "        with cls._lock:\n"
+        "            if cls._default_instance is None:\n"
+        "                cls._default_instance = cls()\n"
+        "        return cls._default_instance\n\n"
+        "    def get_tokens(self, text):\n"
+        "        return list(text)\n\n"
+        "    def raw_decode(self, raw):\n"
+        "        return raw\n\n"
+        "    def count(self, kind):\n"
+        "        return 0\n\n\n"
+        "def tokenize(sql):\n"
+        "    return Lexer.get_default_instance().get_tokens(sql)\n\n\n"
+        "def load_settings(text):\n"
+        "    return json.JSONDecoder().raw_decode(text)\n\n\n"
+        "def keywords(sql):\n"
+        '    return Lexer.get_default_instance().get_tokens(sql).count("SELECT")\n'
+    )
+    for resolver in ("name", "jedi"):
+        settings = load_settings(tmp_path, resolver=resolver, jedi_workers=1)
+        extractions, _ = extract_repository(settings)
+        edges, _ = resolve_extractions(settings, extractions)
+        calls: dict[str, set[tuple[str, str]]] = {}
+        for e in edges:
+            if e.type == "CALLS":
+                calls.setdefault(e.src.rpartition("::")[2], set()).add((e.dst, e.resolved_by))
+        assert ("sqlkit/lexer.py::Lexer.get_tokens", "unique") in calls["tokenize"], (resolver, calls["tokenize"])
+        assert ("sqlkit/lexer.py::Lexer.get_tokens", "unique") in calls["keywords"], (resolver, calls["keywords"])
+        loaded = calls["load_settings"]
+        assert not any("Lexer.raw_decode" in dst for dst, _ in loaded), (resolver, loaded)
+        assert not any(dst.endswith("Lexer.count") for dst, _ in calls["keywords"]), calls["keywords"]  # list.count
+
+
 def test_external_names_follow_the_published_convention():
     assert external_name("builtins.len") == "<builtin>.len"
     assert external_name("json.dumps") == "json.dumps"

@@ -992,7 +992,15 @@ class Resolver:
         or an enclosing function, or a name the caller's own body binds, so a module or class of that
         name is ruled out. The receiver may be an attribute chain off such a name
         (``app.service.charge_invoice(invoice)`` on a pytest fixture ``app``): what the attributes hold
-        is as unknown as the name itself, and the method's name decides alike."""
+        is as unknown as the name itself, and the method's name decides alike. The receiver may also
+        be what a repository function or method returns (``Lexer.get_default_instance().get_tokens(sql)``,
+        sqlparse's whole lexing path, whose singleton jedi infers as the ``None`` it starts as): its
+        value is as unknown as an untyped parameter's. What a library call returns is not guessed
+        (``JSONDecoder().raw_decode(text)``): a library's objects have methods of any name."""
+        if self._returned_by_repository(call, caller):
+            name = call.callee.rsplit(".", 1)[-1]
+            family = [] if name in _BUILTIN_METHODS else self._method_family(name)
+            return [Target(m.id, "Symbol", "unique", m) for m in family]
         head, _, rest = call.callee.partition(".")
         name = rest.rsplit(".", 1)[-1]
         if not all(part.isidentifier() for part in rest.split(".")) or head in ("self", "cls"):
@@ -1009,6 +1017,21 @@ class Resolver:
                 return [Target(m.id, "Symbol", "unique", m) for m in family]
             scope = self.by_id.get(scope.parent_id)
         return []
+
+    def _returned_by_repository(self, call: CallSite, caller: Symbol) -> bool:
+        """Whether the call's receiver is the value a repository function or method returns, maybe
+        through attributes: ``Lexer.get_default_instance().get_tokens`` or ``self.session().cart.add``
+        (one call in the chain, no arguments left in the callee text)."""
+        receiver, dot, name = call.callee.rpartition(".")
+        called, paren, attributes = receiver.rpartition("()")
+        if not (dot and paren and name.isidentifier()) or "(" in called or called in ("super", "type"):
+            return False
+        if not all(part.isidentifier() for part in called.split(".")):
+            return False
+        if attributes and not all(part.isidentifier() for part in attributes.removeprefix(".").split(".")):
+            return False
+        found = self.resolve_expr(called, caller)
+        return found is not None and found.symbol is not None and found.symbol.kind in ("function", "method")
 
     def _method_family(self, name: str) -> list[Symbol]:
         """The methods named ``name`` when they are one class's and its subclasses' overrides (root
