@@ -39,6 +39,15 @@ reaches a class's ``__call__``, the code that makes an instance of the class (a 
 class) joins as its caller with ``resolved_by`` "instance", the least trusted of the walk's edges:
 making a callable object is not calling it, but it is how such objects get called. The ``app``
 fixture makes the app, so every test taking ``app`` or a ``client`` built from it counts.
+
+Instances needed. The other way round, a method of an instance runs only in a test that makes an
+instance of its class (or of a subclass): a second walk from the code that calls the class keeps
+only the tests that reach one of those makers. sqlparse's ``FilterStack.run`` loops over filters that
+only ``format()`` appends, and the graph rightly lets the loop run any filter's ``process``, so every
+parse test was listed for every filter: 5,302 (method, test) pairs its suite never ran, on the
+traced benchmark (benchmarks/impact_tests.py), and none that ran was lost there or on Flask. The
+rule stands down where it cannot see every maker (see ``_instance_makers``): an instance made when
+a library module is imported, a class held as a value by a library file, no maker at all.
 """
 
 from __future__ import annotations
@@ -134,10 +143,32 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
         result.subclasses.sort(key=lambda n: n["qualname"])
 
     fixtures = _Fixtures(store)
+    reached, result.truncated = _walk(store, fixtures, [target], max(depth, TEST_DEPTH))
+    listed = any(is_test_function(a.node) for a in reached.values())
+    made = _instance_makers(store, symbol) if listed else None
+    if made is not None:  # a method of an instance runs only in a test that makes one (see _instance_makers)
+        makers, test_files = made
+        making, _ = _walk(store, fixtures, makers, TEST_DEPTH)
+        can_make = set(making) | set(makers)
+    for a in sorted(reached.values(), key=_rank):
+        if is_test_function(a.node):
+            if made is None or a.node["id"] in can_make or a.node.get("path") in test_files:
+                result.tests.append(a)
+        elif not is_test(a.node) and a.depth <= depth:
+            result.callers.append(a)
+
+    result.importers = _importers(store, symbol, {a.node.get("path") for a in reached.values()})
+    return result
+
+
+def _walk(store: GraphReader, fixtures: _Fixtures, start: list[str], levels: int) -> tuple[dict[str, Affected], bool]:
+    """The callers of ``start`` up to ``levels`` hops by every rule of the module docstring, each with
+    its nearest path (the one with the most trusted weakest edge at the fewest hops); and whether the
+    walk stopped at MAX_NODES."""
     reached: dict[str, Affected] = {}
-    weakest = {target: "jedi"}
-    frontier = [target]
-    for level in range(1, max(depth, TEST_DEPTH) + 1):
+    weakest = {sid: "jedi" for sid in start}
+    frontier = list(start)
+    for level in range(1, levels + 1):
         if not frontier:
             break
         best: dict[str, Affected] = {}
@@ -156,16 +187,43 @@ def impact(store: GraphReader, symbol: dict[str, Any], depth: int = 3) -> Impact
             weakest[sid] = a.weakest
         frontier = list(best)
         if len(reached) > MAX_NODES:
-            result.truncated = True
-            break
-    for a in sorted(reached.values(), key=_rank):
-        if is_test_function(a.node):
-            result.tests.append(a)
-        elif not is_test(a.node) and a.depth <= depth:
-            result.callers.append(a)
+            return reached, True
+    return reached, False
 
-    result.importers = _importers(store, symbol, {a.node.get("path") for a in reached.values()})
-    return result
+
+def _instance_makers(store: GraphReader, symbol: dict[str, Any]) -> tuple[list[str], set[str]] | None:
+    """The code that makes an instance of the class of an instance method (of the class or a
+    subclass: a CALLS edge to the class, ``Filter()``, ``cls()`` in a classmethod), or None where the
+    rule does not apply: not an instance method (a function, a static or class method, a
+    constructor), no maker in the repository (the instances come from elsewhere), or one that runs
+    when a module outside the tests is imported (``testing = ConfigAttribute("TESTING")`` in a class
+    body, ``bp = Blueprint("blog", __name__)`` in an example app: the instance exists for whoever
+    imports it, at any distance), or a library file that imports the class and never calls it: it
+    holds the class as a value and may make instances anywhere (``json_provider_class =
+    DefaultJSONProvider``, made by ``self.json_provider_class(self)``; a package's ``__init__.py``
+    only re-exports). Beside the makers, the test files that make one at their top level: their own
+    tests have it."""
+    if symbol.get("kind") != "method" or symbol.get("name") in ("__init__", "__new__", "__init_subclass__"):
+        return None
+    node = store.symbols([symbol["id"]], with_text=True).get(symbol["id"]) or symbol
+    bound = {d.split("(")[0].rsplit(".", 1)[-1] for d in decorators(node.get("text") or "")}
+    if bound & {"staticmethod", "classmethod"}:
+        return None
+    owner = node.get("parent_id")
+    classes = store.symbols([owner], with_text=False) if owner else {}
+    if not owner or (classes.get(owner) or {}).get("kind") != "class":
+        return None
+    family = [owner, *_subclasses(store, owner)]
+    rows = [r for r in store.calls(family, "in") if r.other_label == "Symbol"]
+    on_import = [r.other for r in rows if r.other.get("kind") in ("class", "module")]
+    if not rows or any(not is_test(n) for n in on_import):
+        return None  # made when a module is imported (a descriptor in a class body): always there
+    making_files = {r.other.get("path") for r in rows}
+    for path, _, _ in store.importers(family):
+        if path not in making_files and not path.endswith("__init__.py") and not is_test({"path": path}):
+            return None  # imported and never called there: held as a value (a factory attribute)
+    # made when a test file is imported (``bp = Blueprint("admin", __name__)`` at its top): its tests
+    return sorted({r.src for r in rows}), {n.get("path") or "" for n in on_import}
 
 
 def registry_callers(store: GraphReader, ids: list[str]) -> list[CallRow]:
