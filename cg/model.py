@@ -300,13 +300,15 @@ class BaseRef:
 
 @dataclass(frozen=True)
 class AttributeRead:
-    """``obj.total`` read, not called: an edge when ``total`` turns out to be a property."""
+    """``obj.total`` read, not called: an edge when ``total`` turns out to be a property; with ``store``,
+    ``obj.total = x`` (an edge to the property's setter)."""
 
     scope_id: str
     attr: str
     line: int
     column: int
     expr: str = ""  # the whole read as written (``self.debug``), for the name resolver when jedi has no answer
+    store: bool = False  # assigned (``self.debug = True``): a property's setter runs, not its getter
 
 
 @dataclass(frozen=True)

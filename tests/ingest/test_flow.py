@@ -326,6 +326,70 @@ def test_a_method_on_what_a_repository_function_returns_is_guessed_when_unique(t
         assert not any(dst.endswith("Lexer.count") for dst, _ in calls["keywords"]), calls["keywords"]  # list.count
 
 
+SCAFFOLD = """
+import os
+
+
+class Scaffold:
+    _static_folder = None
+
+    def __init__(self, root_path, static_folder=None):
+        self.root_path = root_path
+        self.static_folder = static_folder
+        self.retries = 0
+
+    @property
+    def static_folder(self):
+        if self._static_folder is not None:
+            return os.path.join(self.root_path, self._static_folder)
+        return None
+
+    @static_folder.setter
+    def static_folder(self, value):
+        self._static_folder = os.fspath(value).rstrip("/\\\\") if value is not None else None
+
+    @property
+    def retries(self):
+        return self._retries
+
+    @retries.setter
+    def retries(self, value):
+        self._retries = value
+
+
+def configure(app: Scaffold, folder):
+    app.static_folder = folder
+    app.root_path = folder
+
+
+def retry(app: Scaffold):
+    app.retries += 1
+"""
+
+
+def test_assigning_a_property_runs_its_setter(tmp_path):
+    """``self.static_folder = static_folder`` in Flask's ``Scaffold.__init__`` runs the setter, which
+    every test that makes an app runs (333 of Flask's); the graph had no edge into it, so ``cg
+    impact`` on the setter listed no test. An augmented assignment runs the getter and the setter; a
+    plain attribute (``root_path``) runs nothing."""
+    (tmp_path / "scaffold.py").write_text(SCAFFOLD)
+    for resolver in ("name", "jedi"):
+        settings = load_settings(tmp_path, resolver=resolver, jedi_workers=1)
+        extractions, _ = extract_repository(settings)
+        edges, _ = resolve_extractions(settings, extractions)
+        calls: dict[str, set[tuple[str, int]]] = {}
+        for e in edges:
+            if e.type == "CALLS":
+                calls.setdefault(e.src.rpartition("::")[2], set()).add((e.dst.rpartition("::")[2], e.line))
+        init = calls["Scaffold.__init__"]
+        assert ("Scaffold.static_folder~2", 10) in init, (resolver, init)  # the setter, the second definition
+        assert ("Scaffold.static_folder", 10) not in init, (resolver, init)  # not the getter
+        assert ("Scaffold.retries~2", 11) in init, (resolver, init)
+        assert ("Scaffold.static_folder~2", 33) in calls["configure"], (resolver, calls["configure"])
+        assert not any("root_path" in dst for dst, _ in calls["configure"])
+        assert {dst for dst, _ in calls["retry"]} == {"Scaffold.retries", "Scaffold.retries~2"}, calls["retry"]
+
+
 def test_external_names_follow_the_published_convention():
     assert external_name("builtins.len") == "<builtin>.len"
     assert external_name("json.dumps") == "json.dumps"

@@ -418,6 +418,15 @@ def _last_column(node: Node | None) -> int:
     return last.start_point[1]
 
 
+def _assigned_to(attribute: Node) -> str | None:
+    """ "assignment" or "augmented" when ``attribute`` is the whole left side of one (``self.x = v``,
+    ``self.x += 1``), which runs a property's setter; None otherwise."""
+    parent = attribute.parent
+    if parent is None or parent.child_by_field_name("left") != attribute:
+        return None
+    return {"assignment": "assignment", "augmented_assignment": "augmented"}.get(parent.type)
+
+
 def _is_call_or_store(attribute: Node) -> bool:
     parent = attribute.parent
     if parent is None:
@@ -468,18 +477,15 @@ class _Walker:
             fn = node.child_by_field_name("function")
             if fn is not None:
                 self.call(node, fn, stack[-1].id)
-        elif kind == "attribute" and not _is_call_or_store(node):
+        elif kind == "attribute":
             attr = node.child_by_field_name("attribute")
-            if attr is not None:
-                self.out.attribute_reads.append(
-                    AttributeRead(
-                        stack[-1].id,
-                        _text(attr),
-                        attr.start_point[0] + 1,
-                        attr.start_point[1],
-                        expr=_callee_expr(node),
-                    )
-                )
+            stored = _assigned_to(node)
+            if attr is not None and (stored or not _is_call_or_store(node)):
+                at = (stack[-1].id, _text(attr), attr.start_point[0] + 1, attr.start_point[1])
+                expr = _callee_expr(node)
+                if stored == "augmented":  # `self.retries += 1` reads the value, then assigns it
+                    self.out.attribute_reads.append(AttributeRead(*at, expr=expr))
+                self.out.attribute_reads.append(AttributeRead(*at, expr=expr, store=bool(stored)))
         elif kind in IMPLICIT_VALUES:
             self.implicit(node, stack[-1].id)
         elif kind in OPERATOR_NODES:

@@ -240,6 +240,8 @@ class Resolver:
         self._container_values: dict[str, list[tuple[Symbol, bool]]] = {}
         self._container_index: tuple[dict[str, set[str]], dict[str, list[Symbol]]] | None = None
         self._descriptors: frozenset[str] | None = None  # class attributes bound to descriptors (__get__)
+        self._setters: dict[str, Symbol] | None = None  # a property's qualname -> its setter
+        self._setter_attrs: frozenset[str] = frozenset()  # the names those setters have
         self._decorated: tuple[dict[str, Symbol], dict[str, dict[str, list[Symbol]]]] | None = None
         self._registries: dict[tuple[str, str], list[Symbol]] = {}  # filled with _decorated
 
@@ -821,6 +823,10 @@ class Resolver:
                         call.line,
                     )
         for read in ex.attribute_reads:
+            if read.store:
+                for setter, how in self.setters_run(read, path):
+                    add("CALLS", read.scope_id, "Symbol", Target(setter.id, "Symbol", how, setter), read.line)
+                continue
             if read.attr in self.descriptor_names():
                 scope = self.by_id.get(read.scope_id)
                 runs = self.descriptor_getter(read, scope) if scope is not None else None
@@ -828,16 +834,7 @@ class Resolver:
                     add("CALLS", read.scope_id, "Symbol", runs, read.line)
             if read.attr not in self.property_names:
                 continue
-            getters = [
-                (g, "jedi") for t in self._jedi(path, read.line, read.column) if (g := self.property_getter(t.symbol))
-            ]
-            scope = self.by_id.get(read.scope_id)
-            if not getters and read.expr and scope is not None:
-                # jedi stops at an instance attribute of the same name (`self.debug = ...` elsewhere)
-                named = self.resolve_expr(read.expr, scope)
-                getter = self.property_getter(named.symbol if named is not None else None)
-                if getter is not None and named is not None:
-                    getters = [(getter, named.resolved_by)]
+            getters = self.getters_at(read, path)
             for getter, how in getters:
                 add("CALLS", read.scope_id, "Symbol", Target(getter.id, "Symbol", how, getter), read.line)
         for base in ex.bases:
@@ -1347,6 +1344,36 @@ class Resolver:
             getter = self.by_qualname.get(sym.qualname)
             return getter if getter is not None and is_property(getter) else None
         return None
+
+    def setters_run(self, read: AttributeRead, path: str) -> list[tuple[Symbol, str]]:
+        """The property setters an assignment ``obj.name = value`` runs: the setter of the property jedi
+        (or, without an answer, the name resolver) finds at the assigned attribute. An attribute with
+        no setter of that name anywhere costs nothing."""
+        if self._setters is None:
+            self._setters = {
+                sym.qualname: sym
+                for sym in self.by_id.values()
+                if sym.kind == "method" and f"{sym.name}.setter" in sym.decorators
+            }
+            self._setter_attrs = frozenset(sym.name for sym in self._setters.values())
+        if read.attr not in self._setter_attrs:
+            return []
+        found = [(self._setters.get(g.qualname), how) for g, how in self.getters_at(read, path)]
+        return [(setter, how) for setter, how in found if setter is not None]
+
+    def getters_at(self, read: AttributeRead, path: str) -> list[tuple[Symbol, str]]:
+        """The property getters jedi finds at the attribute (and how), else the name resolver's."""
+        getters = [
+            (g, "jedi") for t in self._jedi(path, read.line, read.column) if (g := self.property_getter(t.symbol))
+        ]
+        scope = self.by_id.get(read.scope_id)
+        if not getters and read.expr and scope is not None:
+            # jedi stops at an instance attribute of the same name (`self.debug = ...` elsewhere)
+            named = self.resolve_expr(read.expr, scope)
+            getter = self.property_getter(named.symbol if named is not None else None)
+            if getter is not None and named is not None:
+                getters = [(getter, named.resolved_by)]
+        return getters
 
     def lambda_at(self, path: str, line: int, column: int) -> Symbol | None:
         """The lambda whose ``lambda`` keyword jedi places at (line, column). jedi counts characters and the
