@@ -8,7 +8,9 @@ test, every definition of the package that started while the test's setup, call 
 *true tests* are the tests that ran it; `cg impact`'s are the test functions its ``tests`` list
 holds (its defaults: jedi, fixtures, registries, instances; tests searched up to TEST_DEPTH hops).
 
-Scored over every function and method of the package's ``.py`` files in cg's index:
+Scored over every function and method of the package's ``.py`` files in cg's index, by qualified
+name (the tracer's granularity: a property's getter and setter are one definition, listing the
+tests either lists):
 
 - pairs: (definition, test) pairs, micro-averaged: precision = listed pairs that ran / listed pairs,
   recall = pairs that ran and are listed / pairs that ran;
@@ -44,6 +46,7 @@ from ingest import DATA, fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
 from cg.api import open_index  # noqa: E402
+from cg.model import edge_rank  # noqa: E402
 from cg.queries.impact import TEST_DEPTH  # noqa: E402
 from cg.queries.lookup import is_test_function  # noqa: E402
 
@@ -117,10 +120,19 @@ def score(project: Project, tree: Path, reached: dict[str, set[str]]) -> Scored:
                 for sid, qualname, path in rows
                 if in_package(qualname or "", project.package) and (path or "").endswith(".py")
             ]
-            started = time.perf_counter()
+            # a property's getter and setter (and any redefinition) share the qualified name the tracer
+            # records them by: they are scored as one definition, listing the tests either lists
+            by_name: dict[str, list[str]] = {}
             for sid, qualname in definitions:
-                found = index.impact(sid)
-                listed = {a.node["id"]: a.weakest for a in found.tests}
+                by_name.setdefault(qualname, []).append(sid)
+            started = time.perf_counter()
+            for qualname, sids in by_name.items():
+                listed: dict[str, str] = {}
+                for sid in sids:
+                    for a in index.impact(sid).tests:
+                        best = listed.get(a.node["id"])
+                        if best is None or edge_rank(a.weakest) < edge_rank(best):
+                            listed[a.node["id"]] = a.weakest
                 ran = truth.get(qualname, set())
                 hits = ran & set(listed)
                 result.definitions += 1
