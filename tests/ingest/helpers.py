@@ -48,13 +48,20 @@ def extract_repo(root: Path = SHOP) -> list[FileExtraction]:
     return [extract_file(source.path, root) for source in walk(root, WalkReport())]
 
 
-def indexed_tree(root: Path, files: dict[str, str]) -> Path:
-    """A repository under ``root`` made of ``files`` (path -> source, dedented), indexed with history off."""
-    from cg.api import open_index
-
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A repository under ``root`` made of ``files`` (path -> source, dedented)."""
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
-    with open_index(root, read_only=False, create=True, history_commits=0) as writer:
+    return root
+
+
+def indexed_tree(root: Path, files: dict[str, str], **settings: object) -> Path:
+    """A repository under ``root`` made of ``files`` (path -> source, dedented), indexed with history
+    off (and any other ``settings``, such as ``resolver="name"``)."""
+    from cg.api import open_index
+
+    write_tree(root, files)
+    with open_index(root, read_only=False, create=True, history_commits=0, **settings) as writer:
         writer.index()
     return root

@@ -14,6 +14,8 @@ from cg.ingest.callgraph import build_callgraph, external_name
 from cg.ingest.pipeline import extract_repository, resolve_extractions
 from cg.ingest.resolve.flow import definition_facts
 
+from .helpers import write_tree
+
 BILLING = '''
 import functools
 import heapq
@@ -277,6 +279,46 @@ def test_a_method_reached_through_a_fixture_attribute_chain_is_guessed_when_uniq
         assert not any("refund" in dst or "append" in dst for dst, how in calls if how != "unresolved"), calls
 
 
+LEXER = (
+    "import json\n"
+    "from threading import Lock\n\n\n"
+    "class Lexer:\n"
+    "    _default_instance = None\n"
+    "    _lock = Lock()\n\n"
+    "    @classmethod\n"
+    "    def get_default_instance(cls):\n"
+    "        with cls._lock:\n"
+    "            if cls._default_instance is None:\n"
+    "                cls._default_instance = cls()\n"
+    "        return cls._default_instance\n\n"
+    "    def get_tokens(self, text):\n"
+    "        return list(text)\n\n"
+    "    def raw_decode(self, raw):\n"
+    "        return raw\n\n"
+    "    def count(self, kind):\n"
+    "        return 0\n\n\n"
+    "def tokenize(sql):\n"
+    "    return Lexer.get_default_instance().get_tokens(sql)\n\n\n"
+    "def load_settings(text):\n"
+    "    return json.JSONDecoder().raw_decode(text)\n\n\n"
+    "def keywords(sql):\n"
+    '    return Lexer.get_default_instance().get_tokens(sql).count("SELECT")\n'
+)
+
+
+def calls_by_caller(root, resolver):
+    """The CALLS edges of the repository at ``root`` resolved with ``resolver``, by caller (the part of
+    its id after the path: ``Scaffold.__init__``)."""
+    settings = load_settings(root, resolver=resolver, jedi_workers=1)
+    extractions, _ = extract_repository(settings)
+    edges, _ = resolve_extractions(settings, extractions)
+    out: dict[str, list] = {}
+    for e in edges:
+        if e.type == "CALLS":
+            out.setdefault(e.src.rpartition("::")[2], []).append(e)
+    return out
+
+
 def test_a_method_on_what_a_repository_function_returns_is_guessed_when_unique(tmp_path):
     """``Lexer.get_default_instance().get_tokens(sql)``: a singleton handed out by a classmethod whose
     class attribute starts as ``None``, so jedi infers nothing, and sqlparse's whole lexing path
@@ -284,41 +326,9 @@ def test_a_method_on_what_a_repository_function_returns_is_guessed_when_unique(t
     function returns is as unknown as an untyped parameter, so the one family that defines the
     method is the same ``unique`` guess; what a library call returns is not (``JSONDecoder().raw_decode``
     below), nor a builtin type's method name."""
-    (tmp_path / "sqlkit").mkdir()
-    (tmp_path / "sqlkit" / "__init__.py").write_text("")
-    (tmp_path / "sqlkit" / "lexer.py").write_text(
-        "import json\n"
-        "from threading import Lock\n\n\n"
-        "class Lexer:\n"
-        "    _default_instance = None\n"
-        "    _lock = Lock()\n\n"
-        "    @classmethod\n"
-        "    def get_default_instance(cls):\n"
-        "        with cls._lock:\n"
-        "            if cls._default_instance is None:\n"
-        "                cls._default_instance = cls()\n"
-        "        return cls._default_instance\n\n"
-        "    def get_tokens(self, text):\n"
-        "        return list(text)\n\n"
-        "    def raw_decode(self, raw):\n"
-        "        return raw\n\n"
-        "    def count(self, kind):\n"
-        "        return 0\n\n\n"
-        "def tokenize(sql):\n"
-        "    return Lexer.get_default_instance().get_tokens(sql)\n\n\n"
-        "def load_settings(text):\n"
-        "    return json.JSONDecoder().raw_decode(text)\n\n\n"
-        "def keywords(sql):\n"
-        '    return Lexer.get_default_instance().get_tokens(sql).count("SELECT")\n'
-    )
+    write_tree(tmp_path, {"sqlkit/__init__.py": "", "sqlkit/lexer.py": LEXER})
     for resolver in ("name", "jedi"):
-        settings = load_settings(tmp_path, resolver=resolver, jedi_workers=1)
-        extractions, _ = extract_repository(settings)
-        edges, _ = resolve_extractions(settings, extractions)
-        calls: dict[str, set[tuple[str, str]]] = {}
-        for e in edges:
-            if e.type == "CALLS":
-                calls.setdefault(e.src.rpartition("::")[2], set()).add((e.dst, e.resolved_by))
+        calls = {src: {(e.dst, e.resolved_by) for e in out} for src, out in calls_by_caller(tmp_path, resolver).items()}
         assert ("sqlkit/lexer.py::Lexer.get_tokens", "unique") in calls["tokenize"], (resolver, calls["tokenize"])
         assert ("sqlkit/lexer.py::Lexer.get_tokens", "unique") in calls["keywords"], (resolver, calls["keywords"])
         loaded = calls["load_settings"]
@@ -374,13 +384,10 @@ def test_assigning_a_property_runs_its_setter(tmp_path):
     plain attribute (``root_path``) runs nothing."""
     (tmp_path / "scaffold.py").write_text(SCAFFOLD)
     for resolver in ("name", "jedi"):
-        settings = load_settings(tmp_path, resolver=resolver, jedi_workers=1)
-        extractions, _ = extract_repository(settings)
-        edges, _ = resolve_extractions(settings, extractions)
-        calls: dict[str, set[tuple[str, int]]] = {}
-        for e in edges:
-            if e.type == "CALLS":
-                calls.setdefault(e.src.rpartition("::")[2], set()).add((e.dst.rpartition("::")[2], e.line))
+        calls = {
+            src: {(e.dst.rpartition("::")[2], e.line) for e in out}
+            for src, out in calls_by_caller(tmp_path, resolver).items()
+        }
         init = calls["Scaffold.__init__"]
         assert ("Scaffold.static_folder~2", 10) in init, (resolver, init)  # the setter, the second definition
         assert ("Scaffold.static_folder", 10) not in init, (resolver, init)  # not the getter

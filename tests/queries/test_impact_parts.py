@@ -196,19 +196,6 @@ SQLKIT = {
 }
 
 
-def _sqlkit(root, resolver):
-    import textwrap
-
-    from cg.api import open_index
-
-    for path, text in SQLKIT.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(textwrap.dedent(text).lstrip(), "utf-8")
-    with open_index(root, read_only=False, create=True, history_commits=0, resolver=resolver) as writer:
-        writer.index()
-    return root
-
-
 def _tests_of(root, resolver, symbol):
     from cg.api import open_index
     from cg.queries.impact import impact
@@ -223,7 +210,9 @@ def test_a_method_counts_only_the_tests_that_can_make_its_instance(tmp_path):
     of it exists, and only ``format()`` makes one. Every parse test listed every filter before (on
     sqlparse, 5,302 listed (filter method, test) pairs that its suite never ran:
     benchmarks/impact_tests.py)."""
-    root = _sqlkit(tmp_path / "sqlkit-repo", "jedi")
+    from ..ingest.helpers import indexed_tree
+
+    root = indexed_tree(tmp_path / "sqlkit-repo", SQLKIT)
     assert _tests_of(root, "jedi", "StripCommentsFilter.process") == ["test_keyword_case", "test_strip_comments"]
     # a constructor and a method of a class made by the library itself are left alone
     every = ["test_keyword_case", "test_parse_splits_words", "test_strip_comments"]
@@ -235,7 +224,9 @@ def test_a_class_held_as_a_value_keeps_every_test_that_reaches_its_methods(tmp_p
     ``Lexer`` in stack.py, only a test's ``Lexer()``. A library file that imports the class and never
     calls it may make instances any way it likes, so the rule stands down and the parse test, whose
     stack lexes, still counts."""
-    root = _sqlkit(tmp_path / "sqlkit-repo", "name")
+    from ..ingest.helpers import indexed_tree
+
+    root = indexed_tree(tmp_path / "sqlkit-repo", SQLKIT, resolver="name")
     assert _tests_of(root, "name", "Lexer.tokens") == [
         "test_keyword_case",
         "test_lexer_alone",
