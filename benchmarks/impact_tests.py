@@ -45,13 +45,18 @@ from executed_edges import PROJECTS, Project, executed, in_package, newer_python
 from ingest import DATA, fetch_sdist  # noqa: E402
 from results import machine_line, write_section  # noqa: E402
 
-from cg.api import open_index  # noqa: E402
+from cg.api import Index, open_index  # noqa: E402
 from cg.model import edge_rank  # noqa: E402
 from cg.queries.impact import TEST_DEPTH  # noqa: E402
 from cg.queries.lookup import is_test_function  # noqa: E402
 
 Test = tuple[str, str]  # (file, function chain: "test_b" or "TestA.test_b")
 CENTRAL = 5  # definitions shown in the table of the most-run ones
+# How far up the callers `impact` looks for tests (TEST_DEPTH) is chosen here: each depth is scored,
+# and for each project the depth the other projects score best (mean F2) is reported on it. F2
+# weighs recall twice precision: a test left off the list is a change that ships untested, a test
+# listed in vain costs a run. Ties go to the shallower (cheaper) depth.
+DEPTHS = (4, 6, 8, 10)
 
 
 def test_key(nodeid: str, tree: Path) -> Test | None:
@@ -80,9 +85,16 @@ class Scored:
     unknown_tests: int = 0  # node ids with no test function in cg's index
     seconds: float = 0.0  # impact calls, all definitions
 
+    def f2(self) -> float:
+        """F2 of the listed pairs: recall weighs twice precision (see DEPTHS)."""
+        precision = self.hits / self.listed if self.listed else 0.0
+        recall = self.hits / self.ran if self.ran else 0.0
+        return 5 * precision * recall / (4 * precision + recall) if precision + recall else 0.0
 
-def score(project: Project, tree: Path, reached: dict[str, set[str]]) -> Scored:
-    """Index a copy of ``tree`` (graph only) and score `impact`'s tests for every package function."""
+
+def score(project: Project, tree: Path, reached: dict[str, set[str]]) -> dict[int, Scored]:
+    """Index a copy of ``tree`` (graph only) and score `impact`'s tests for every package function, with
+    the test search at each of DEPTHS."""
     work = DATA / f"impact-{project.name}-{project.version}"
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(tree, work, ignore=shutil.ignore_patterns(".cg"))
@@ -106,12 +118,12 @@ def score(project: Project, tree: Path, reached: dict[str, set[str]]) -> Scored:
                     for n in (1, 2):  # test_b, or TestA.test_b
                         functions[(path, ".".join(parts[-n:]))] = sid
             truth: dict[str, set[str]] = {}  # definition name -> ids of the tests that ran it
-            result = Scored()
+            unknown = 0
             for nodeid, names in reached.items():
                 key = test_key(nodeid, tree)
                 tid = functions.get(key) if key else None
                 if tid is None:
-                    result.unknown_tests += 1
+                    unknown += 1
                     continue
                 for name in names:
                     truth.setdefault(name, set()).add(tid)
@@ -125,42 +137,79 @@ def score(project: Project, tree: Path, reached: dict[str, set[str]]) -> Scored:
             by_name: dict[str, list[str]] = {}
             for sid, qualname in definitions:
                 by_name.setdefault(qualname, []).append(sid)
-            started = time.perf_counter()
-            for qualname, sids in by_name.items():
-                listed: dict[str, str] = {}
-                for sid in sids:
-                    for a in index.impact(sid).tests:
-                        best = listed.get(a.node["id"])
-                        if best is None or edge_rank(a.weakest) < edge_rank(best):
-                            listed[a.node["id"]] = a.weakest
-                ran = truth.get(qualname, set())
-                hits = ran & set(listed)
-                result.definitions += 1
-                result.listed += len(listed)
-                result.ran += len(ran)
-                result.hits += len(hits)
-                for tid, weakest in listed.items():
-                    result.by_rule[weakest] += 1
-                    result.by_rule_hits[weakest] += tid in ran
-                if ran:
-                    result.recalls.append(len(hits) / len(ran))
-                    result.none_listed += not listed
-                    result.central.append((qualname, len(ran), len(listed), len(hits)))
-                else:
-                    result.unrun += 1
-                    result.spurious += bool(listed)
-            result.seconds = time.perf_counter() - started
-        result.central.sort(key=lambda c: (-c[1], c[0]))
-        return result
+            return {d: _scored(index, by_name, truth, d, unknown) for d in sorted({*DEPTHS, TEST_DEPTH})}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _scored(
+    index: Index, by_name: dict[str, list[str]], truth: dict[str, set[str]], depth: int, unknown: int
+) -> Scored:
+    """`impact`'s tests of each definition (by qualified name), tests searched up to ``depth`` hops,
+    against the tests that ran it."""
+    result = Scored(unknown_tests=unknown)
+    started = time.perf_counter()
+    for qualname, sids in by_name.items():
+        listed: dict[str, str] = {}
+        for sid in sids:
+            for a in index.impact(sid, test_depth=depth).tests:
+                best = listed.get(a.node["id"])
+                if best is None or edge_rank(a.weakest) < edge_rank(best):
+                    listed[a.node["id"]] = a.weakest
+        ran = truth.get(qualname, set())
+        hits = ran & set(listed)
+        result.definitions += 1
+        result.listed += len(listed)
+        result.ran += len(ran)
+        result.hits += len(hits)
+        for tid, weakest in listed.items():
+            result.by_rule[weakest] += 1
+            result.by_rule_hits[weakest] += tid in ran
+        if ran:
+            result.recalls.append(len(hits) / len(ran))
+            result.none_listed += not listed
+            result.central.append((qualname, len(ran), len(listed), len(hits)))
+        else:
+            result.unrun += 1
+            result.spurious += bool(listed)
+    result.seconds = time.perf_counter() - started
+    result.central.sort(key=lambda c: (-c[1], c[0]))
+    return result
 
 
 def ratio(a: int, b: int) -> str:
     return f"{a / b:.3f}" if b else "-"
 
 
-def report(results: list[tuple[Project, dict, Scored]], seconds: float) -> list[str]:
+def chosen_depth(by_depth: list[dict[int, Scored]]) -> int:
+    """The depth with the best mean F2 over these projects (the shallower on a tie)."""
+    return max(DEPTHS, key=lambda d: (round(statistics.mean(p[d].f2() for p in by_depth), 3), -d))
+
+
+def depth_table(results: list[tuple[Project, dict, dict[int, Scored]]]) -> list[str]:
+    lines = [
+        "",
+        "Depth of the test search (TEST_DEPTH): pairs precision / recall / F2 per depth, then, for each",
+        "project, the depth the other projects pick (best mean F2; recall weighs twice precision: a test",
+        "left off the list ships a change untested) and that depth's F2 on it (leave one project out).",
+        "",
+        "| project | " + " | ".join(f"depth {d}: P / R / F2" for d in DEPTHS) + " | picked by the others | F2 there |",
+        "|---|" + "---|" * (len(DEPTHS) + 2),
+    ]
+    for project, _, by_depth in results:
+        cells = [
+            f"{ratio(r.hits, r.listed)} / {ratio(r.hits, r.ran)} / {r.f2():.3f}" for r in (by_depth[d] for d in DEPTHS)
+        ]
+        others = [b for p, _, b in results if p is not project]
+        picked = chosen_depth(others) if others else TEST_DEPTH
+        lines.append(f"| {project.name} | " + " | ".join(cells) + f" | {picked} | {by_depth[picked].f2():.3f} |")
+    everyone = chosen_depth([b for _, _, b in results])
+    lines += ["", f"Picked on all projects: depth {everyone}; cg ships TEST_DEPTH = {TEST_DEPTH}."]
+    return lines
+
+
+def report(all_results: list[tuple[Project, dict, dict[int, Scored]]], seconds: float) -> list[str]:
+    results = [(p, run, by_depth[TEST_DEPTH]) for p, run, by_depth in all_results]
     lines = [
         machine_line(),
         f"Whole run {seconds:.0f} s.",
@@ -210,7 +259,7 @@ def report(results: list[tuple[Project, dict, Scored]], seconds: float) -> list[
             lines.append(f"| {project.name} | `{name}` | {ran} | {listed} | {hits} |")
     unknown = ", ".join(f"{p.name} {r.unknown_tests}" for p, _, r in results)
     lines += ["", f"Test node ids with no test function in cg's index (left out): {unknown}."]
-    return lines
+    return lines + depth_table(all_results)
 
 
 def main() -> None:
@@ -224,8 +273,9 @@ def main() -> None:
     for project in [p for p in PROJECTS if not args.only or p.name == args.only]:
         tree = fetch_sdist(project.name, project.version)
         _, run = executed(project, tree, python)
-        scored = score(project, tree, run["reached"])
-        results.append((project, run, scored))
+        by_depth = score(project, tree, run["reached"])
+        results.append((project, run, by_depth))
+        scored = by_depth[TEST_DEPTH]
         print(
             f"{project.name}: {len(run['reached'])} tests traced; pairs precision {ratio(scored.hits, scored.listed)}"
             f" recall {ratio(scored.hits, scored.ran)}; {scored.definitions} definitions",

@@ -145,8 +145,8 @@ class Index:
             ranking=self.ranking,
         )
 
-    def impact(self, ref: Ref, depth: int = 3) -> Impact:
-        return impact(self.store, self.lookup(ref), depth=depth)
+    def impact(self, ref: Ref, depth: int = 3, test_depth: int | None = None) -> Impact:
+        return impact(self.store, self.lookup(ref), depth=depth, test_depth=test_depth)
 
     def paths(self, source: Ref, target: Ref, k: int = 3, depth: int = 6) -> Paths:
         a, b = self.lookup(source), self.lookup(target)
