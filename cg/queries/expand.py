@@ -90,7 +90,7 @@ def expand(
     return steps
 
 
-def _class_closure(store: GraphReader, class_ids: list[str], direction: str, limit: int = 200) -> dict[str, str]:
+def class_closure(store: GraphReader, class_ids: list[str], direction: str, limit: int = 200) -> dict[str, str]:
     """Classes reachable over INHERITS ('in' = subclasses, 'out' = bases), each mapped to the class of
     ``class_ids`` it was reached from."""
     origin = {c: c for c in class_ids}
@@ -118,7 +118,7 @@ def related_methods(store: GraphReader, methods: list[dict[str, Any]], direction
             by_class.setdefault(m["parent_id"], []).append(m)
     if not by_class:
         return []
-    classes = _class_closure(store, list(by_class), direction)
+    classes = class_closure(store, list(by_class), direction)
     out: list[tuple[str, dict]] = []
     for member in store.members(list(classes)):
         for m in by_class[classes[member["parent_id"]]]:
@@ -164,7 +164,7 @@ def callers_with_dispatch(store: GraphReader, ids: list[str]) -> list[CallRow]:
     through = store.calls(sorted(overriding), "in")
     callers = store.symbols(sorted({r.src for r in through if r.other_label == "Symbol"}), with_text=True)
     owners = {n["id"]: n.get("parent_id") for n in methods}
-    lineage = {cls: {cls, *_class_closure(store, [cls], "out")} for cls in {c for c in owners.values() if c}}
+    lineage = {cls: {cls, *class_closure(store, [cls], "out")} for cls in {c for c in owners.values() if c}}
     for row in through:
         caller = callers.get(row.src) or {}
         bound = _bound_call(source_line(caller, row.line), names[row.dst], caller)

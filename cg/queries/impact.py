@@ -59,7 +59,7 @@ from typing import Any
 
 from cg.graph.store import CallRow, GraphReader
 from cg.model import ResolvedBy, edge_rank
-from cg.queries.expand import callers_with_dispatch, related_methods
+from cg.queries.expand import callers_with_dispatch, class_closure, related_methods
 from cg.queries.explain import decorators
 from cg.queries.lookup import citation, cited, is_test, is_test_function, short_id
 from cg.queries.unwrap import for_answers
@@ -201,16 +201,16 @@ def _walk(store: GraphReader, fixtures: _Fixtures, start: list[str], levels: int
 
 def _instance_makers(store: GraphReader, symbol: dict[str, Any]) -> tuple[list[str], set[str]] | None:
     """The code that makes an instance of the class of an instance method (of the class or a
-    subclass: a CALLS edge to the class, ``Filter()``, ``cls()`` in a classmethod), or None where the
-    rule does not apply: not an instance method (a function, a static or class method, a
-    constructor), no maker in the repository (the instances come from elsewhere), or one that runs
-    when a module outside the tests is imported (``testing = ConfigAttribute("TESTING")`` in a class
-    body, ``bp = Blueprint("blog", __name__)`` in an example app: the instance exists for whoever
-    imports it, at any distance), or a library file that imports the class and never calls it: it
-    holds the class as a value and may make instances anywhere (``json_provider_class =
-    DefaultJSONProvider``, made by ``self.json_provider_class(self)``; a package's ``__init__.py``
-    only re-exports). Beside the makers, the test files that make one at their top level: their own
-    tests have it."""
+    subclass: a CALLS edge to the class, ``Filter()``, ``cls()`` in a classmethod; callers of a
+    factory classmethod up the bases, ``_factories``), or None where the rule does not apply: not an
+    instance method (a function, a static or class method, a constructor), no maker in the
+    repository (the instances come from elsewhere), or one that runs when a module outside the tests
+    is imported (``testing = ConfigAttribute("TESTING")`` in a class body, ``bp = Blueprint("blog",
+    __name__)`` in an example app: the instance exists for whoever imports it, at any distance), or
+    a library file that imports the class and never calls it: it holds the class as a value and may
+    make instances anywhere (``json_provider_class = DefaultJSONProvider``, made by
+    ``self.json_provider_class(self)``; a package's ``__init__.py`` only re-exports). Beside the
+    makers, the test files that make one at their top level: their own tests have it."""
     if symbol.get("kind") != "method" or symbol.get("name") in ("__init__", "__new__", "__init_subclass__"):
         return None
     node = store.symbols([symbol["id"]], with_text=True).get(symbol["id"]) or symbol
@@ -223,6 +223,7 @@ def _instance_makers(store: GraphReader, symbol: dict[str, Any]) -> tuple[list[s
         return None
     family = [owner, *_subclasses(store, owner)]
     rows = [r for r in store.calls(family, "in") if r.other_label == "Symbol"]
+    rows += [r for r in store.calls(_factories(store, family), "in") if r.other_label == "Symbol"]
     on_import = [r.other for r in rows if r.other.get("kind") in ("class", "module")]
     if not rows or any(not is_test(n) for n in on_import):
         return None  # made when a module is imported (a descriptor in a class body): always there
@@ -232,6 +233,19 @@ def _instance_makers(store: GraphReader, symbol: dict[str, Any]) -> tuple[list[s
             return None  # imported and never called there: held as a value (a factory attribute)
     # made when a test file is imported (``bp = Blueprint("admin", __name__)`` at its top): its tests
     return sorted({r.src for r in rows}), {n.get("path") or "" for n in on_import}
+
+
+def _factories(store: GraphReader, family: list[str]) -> list[str]:
+    """The classmethods of these classes and their bases that make ``cls`` instances (``return
+    cls(fields)``): called on a subclass (``Customer.create(...)``) one makes an instance of it,
+    which the graph records as a call of the class that defines the classmethod."""
+    classes = [*family, *class_closure(store, family, "out")]
+    methods = [m["id"] for m in store.members(classes) if m.get("kind") == "method"]
+    return [
+        sid
+        for sid, node in store.symbols(methods, with_text=True).items()
+        if "cls(" in (node.get("text") or "") and "classmethod" in " ".join(decorators(node.get("text") or ""))
+    ]
 
 
 def registry_callers(store: GraphReader, ids: list[str]) -> list[CallRow]:

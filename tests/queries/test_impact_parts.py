@@ -233,3 +233,53 @@ def test_a_class_held_as_a_value_keeps_every_test_that_reaches_its_methods(tmp_p
         "test_parse_splits_words",
         "test_strip_comments",
     ]
+
+
+RECORDS = {
+    "crm/__init__.py": "",
+    "crm/records.py": """
+        class Record:
+            def __init__(self, fields):
+                self.fields = fields
+
+            @classmethod
+            def create(cls, **fields):
+                return cls(fields)
+
+            def to_dict(self):
+                return dict(self.fields)
+
+
+        class Customer(Record):
+            def to_dict(self):
+                data = super().to_dict()
+                data["kind"] = "customer"
+                return data
+
+            def tier(self):
+                return self.fields.get("tier", "standard")
+        """,
+    "tests/test_customers.py": """
+        from crm.records import Customer
+
+
+        def test_customer_kind():
+            assert Customer.create(name="Acme").to_dict()["kind"] == "customer"
+
+
+        def test_customer_tier():
+            customer = Customer({"name": "Acme", "tier": "gold"})
+            assert customer.tier() == "gold"
+        """,
+}
+
+
+def test_an_instance_made_by_an_inherited_factory_classmethod_counts(tmp_path):
+    """``Customer.create(...)`` makes a Customer through ``Record.create``'s ``cls(fields)``, which the
+    graph records as a call of ``Record``: a caller of a factory classmethod up the class's bases may
+    make an instance, so ``test_customer_kind`` keeps ``Customer.to_dict`` though another test makes
+    Customers the plain way."""
+    from ..ingest.helpers import indexed_tree
+
+    root = indexed_tree(tmp_path / "crm-repo", RECORDS)
+    assert "test_customer_kind" in _tests_of(root, "jedi", "Customer.to_dict")
