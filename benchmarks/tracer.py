@@ -54,8 +54,6 @@ import threading
 from pathlib import Path
 from types import CodeType, FrameType
 
-import pytest
-
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 # code whose call makes an object and runs nothing: generators, async generators, coroutines
 _LAZY = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE
@@ -291,8 +289,7 @@ def pytest_configure(config) -> None:  # noqa: ANN001 (pytest's hook signature)
         sys.setprofile(_recorder.profile)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):  # noqa: ANN001, ANN201 (pytest's hook signature)
+def _runtest_protocol(item, nextitem):  # noqa: ANN001, ANN202 (pytest's hook signature)
     """Which test the definitions starting now belong to: its setup, call and teardown."""
     if _recorder is not None:  # the test file's absolute path: pytest's rootdir may lie above the project
         _recorder.test = f"{Path(item.path).resolve()}::{item.nodeid.partition('::')[2]}"
@@ -301,6 +298,14 @@ def pytest_runtest_protocol(item, nextitem):  # noqa: ANN001, ANN201 (pytest's h
     finally:
         if _recorder is not None:
             _recorder.test = None
+
+
+try:  # the hook only under pytest: the tracer also runs on a bare interpreter (tests/test_executed_edges.py)
+    import pytest
+except ImportError:
+    pass
+else:
+    pytest_runtest_protocol = pytest.hookimpl(hookwrapper=True)(_runtest_protocol)
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001
