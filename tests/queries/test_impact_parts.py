@@ -236,50 +236,49 @@ def test_a_class_held_as_a_value_keeps_every_test_that_reaches_its_methods(tmp_p
 
 
 RECORDS = {
-    "crm/__init__.py": "",
-    "crm/records.py": """
-        class Record:
-            def __init__(self, fields):
-                self.fields = fields
+    "billing/__init__.py": "",
+    "billing/documents.py": """
+        class Document:
+            def __init__(self, number, lines):
+                self.number = number
+                self.lines = lines
 
             @classmethod
-            def create(cls, **fields):
-                return cls(fields)
+            def from_row(cls, row):
+                return cls(row["number"], row.get("lines", []))
 
-            def to_dict(self):
-                return dict(self.fields)
+            def total_cents(self):
+                return sum(line["cents"] for line in self.lines)
 
 
-        class Customer(Record):
-            def to_dict(self):
-                data = super().to_dict()
-                data["kind"] = "customer"
-                return data
+        class CreditNote(Document):
+            def total_cents(self):
+                return -super().total_cents()
 
-            def tier(self):
-                return self.fields.get("tier", "standard")
+            def reason(self):
+                return "refund"
         """,
-    "tests/test_customers.py": """
-        from crm.records import Customer
+    "tests/test_credit_notes.py": """
+        from billing.documents import CreditNote
 
 
-        def test_customer_kind():
-            assert Customer.create(name="Acme").to_dict()["kind"] == "customer"
+        def test_a_credit_note_from_a_row_is_negative():
+            note = CreditNote.from_row({"number": "CN-1", "lines": [{"cents": 500}]})
+            assert note.total_cents() == -500
 
 
-        def test_customer_tier():
-            customer = Customer({"name": "Acme", "tier": "gold"})
-            assert customer.tier() == "gold"
+        def test_a_credit_note_states_its_reason():
+            assert CreditNote("CN-2", []).reason() == "refund"
         """,
 }
 
 
 def test_an_instance_made_by_an_inherited_factory_classmethod_counts(tmp_path):
-    """``Customer.create(...)`` makes a Customer through ``Record.create``'s ``cls(fields)``, which the
-    graph records as a call of ``Record``: a caller of a factory classmethod up the class's bases may
-    make an instance, so ``test_customer_kind`` keeps ``Customer.to_dict`` though another test makes
-    Customers the plain way."""
+    """``CreditNote.from_row(...)`` makes a CreditNote through ``Document.from_row``'s ``cls(...)``,
+    which the graph records as a call of ``Document``: a caller of a factory classmethod up the
+    class's bases may make an instance, so the first test keeps ``CreditNote.total_cents`` though the
+    other test makes credit notes the plain way."""
     from ..ingest.helpers import indexed_tree
 
-    root = indexed_tree(tmp_path / "crm-repo", RECORDS)
-    assert "test_customer_kind" in _tests_of(root, "jedi", "Customer.to_dict")
+    root = indexed_tree(tmp_path / "billing-repo", RECORDS)
+    assert "test_a_credit_note_from_a_row_is_negative" in _tests_of(root, "jedi", "CreditNote.total_cents")
