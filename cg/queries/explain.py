@@ -391,6 +391,12 @@ def decorators(text: str) -> list[str]:
     return found
 
 
+def decorator_names(text: str) -> set[str]:
+    """The bare names of the decorators above a definition (``fixture`` for ``@pytest.fixture(scope=...)``,
+    ``classmethod`` for ``@classmethod``): what rules that ask "is it a fixture, a classmethod" compare."""
+    return {d.split("(", 1)[0].rsplit(".", 1)[-1].strip() for d in decorators(text)}
+
+
 def entry_kind(node: dict[str, Any], decos: list[str], outside_callers: int) -> str:
     names = [d.split("(", 1)[0] for d in decos]
     if any(_ROUTE.search(n) for n in names):

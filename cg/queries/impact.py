@@ -54,13 +54,14 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from cg.graph.store import CallRow, GraphReader
 from cg.model import ResolvedBy, edge_rank
 from cg.queries.expand import callers_with_dispatch, class_closure, related_methods
-from cg.queries.explain import decorators
+from cg.queries.explain import decorator_names
 from cg.queries.lookup import citation, cited, is_test, is_test_function, short_id
 from cg.queries.unwrap import for_answers
 
@@ -214,8 +215,7 @@ def _instance_makers(store: GraphReader, symbol: dict[str, Any]) -> tuple[list[s
     if symbol.get("kind") != "method" or symbol.get("name") in ("__init__", "__new__", "__init_subclass__"):
         return None
     node = store.symbols([symbol["id"]], with_text=True).get(symbol["id"]) or symbol
-    bound = {d.split("(")[0].rsplit(".", 1)[-1] for d in decorators(node.get("text") or "")}
-    if bound & {"staticmethod", "classmethod"}:
+    if decorator_names(node.get("text") or "") & {"staticmethod", "classmethod"}:
         return None
     owner = node.get("parent_id")
     classes = store.symbols([owner], with_text=False) if owner else {}
@@ -244,7 +244,7 @@ def _factories(store: GraphReader, family: list[str]) -> list[str]:
     return [
         sid
         for sid, node in store.symbols(methods, with_text=True).items()
-        if "cls(" in (node.get("text") or "") and "classmethod" in " ".join(decorators(node.get("text") or ""))
+        if "cls(" in (node.get("text") or "") and "classmethod" in decorator_names(node.get("text") or "")
     ]
 
 
@@ -320,7 +320,7 @@ class _Fixtures:
         fixtures = {
             fid: fixture
             for fid, fixture in self.store.symbols(in_tests).items()
-            if any(d.split("(", 1)[0].split(".")[-1] == "fixture" for d in decorators(fixture.get("text") or ""))
+            if "fixture" in decorator_names(fixture.get("text") or "")
         }
         if not fixtures:  # a test-file definition that is no fixture: nothing to match (Django's tests)
             return []
@@ -356,12 +356,8 @@ def _importers(store: GraphReader, symbol: dict[str, Any], caller_files: set[str
 
 
 def _subclasses(store: GraphReader, class_id: str) -> list[str]:
-    seen: list[str] = []
-    frontier = [class_id]
-    while frontier:
-        frontier = [sub for sub, _ in store.inherits(frontier, "in") if sub not in seen and sub != class_id]
-        seen.extend(frontier)
-    return seen
+    """Every subclass of the class, at any depth (no cap: impact must list them all)."""
+    return list(class_closure(store, [class_id], "in", limit=sys.maxsize))
 
 
 def render_impact(result: Impact) -> str:
