@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from cg.ingest.state import FileState, IndexState, load_state, save_state, thaw
+import msgspec
+
+from cg.ingest.state import FileState, IndexState, load_state, save_state, shard_dir, thaw
 from cg.model import Edge
 
 
@@ -105,8 +107,6 @@ def test_an_index_run_gives_the_state_it_froze_back_to_the_collector(tmp_path, m
 def test_records_a_run_kept_are_written_back_as_loaded_and_the_rest_as_they_are_now(tmp_path, monkeypatch):
     """The state after each kind of edit, read back from disk, equals the run's state in memory
     encoded whole: the bytes reused for the records a run kept are never stale."""
-    import msgspec
-
     import cg.ingest.pipeline as pipeline
     from cg.ingest.pipeline import index_repository
     from cg.ingest.state import FileState as Record
@@ -116,7 +116,8 @@ def test_records_a_run_kept_are_written_back_as_loaded_and_the_rest_as_they_are_
     real_save = pipeline.save_state
 
     def keeping(path, state):
-        reused = sum(1 for p, r in state.files.items() if getattr(state, "_loaded", {}).get(p, (None,))[0] is r)
+        records = state._loaded.records if hasattr(state, "_loaded") else {}
+        reused = sum(1 for p, r in state.files.items() if records.get(p, (None,))[0] is r)
         saved.append((path, msgspec.msgpack.encode(state), reused))
         real_save(path, state)
 
@@ -127,7 +128,8 @@ def test_records_a_run_kept_are_written_back_as_loaded_and_the_rest_as_they_are_
             done = apply(repo, n, 11 + n)
             assert index_repository(settings, store, embedder).mode == "incremental", done
             path, whole, reused = saved[-1]
-            on_disk = msgspec.msgpack.decode(path.read_bytes(), type=IndexState)
+            on_disk = load_state(path)
+            assert on_disk is not None, done
             assert on_disk == msgspec.msgpack.decode(whole, type=IndexState), done
             assert 0 < reused < len(on_disk.files), done  # some records kept, as bytes; some written anew
             assert all(isinstance(r, Record) for r in on_disk.files.values())
@@ -142,4 +144,80 @@ def test_the_stored_form_has_every_field_of_the_state():
 
     from cg.ingest.state import _Stored
 
-    assert [f.name for f in fields(_Stored)] == [f.name for f in fields(IndexState)]
+    stored = [f.name for f in fields(_Stored)]
+    assert stored == [f.name if f.name != "files" else "shards" for f in fields(IndexState)]
+
+
+def _shards(path: Path) -> dict[str, float]:
+    return {f.name: f.stat().st_mtime_ns for f in shard_dir(path).iterdir()}
+
+
+def test_a_save_after_one_record_changed_writes_only_its_shard(tmp_path):
+    """A one-file edit rewrites the manifest and the one shard that holds the file; every other shard
+    stays the very file it was, and the state reads back whole."""
+    path = tmp_path / "state-kuzu.msgpack"
+    save_state(path, _big_state())
+    before = _shards(path)
+    assert len(before) > 100  # 300 files spread over the shards
+    state = load_state(path)
+    assert state is not None
+    edited = "django/contrib/app7/views.py"
+    state.files[edited] = FileState(sha="e" * 40, committed_at=1, language="python")
+    save_state(path, state)
+    after = _shards(path)
+    assert len(set(after) - set(before)) == 1  # the edited file's shard, under its new content's name
+    assert len(set(before) - set(after)) == 1  # its old version, removed once the manifest moved on
+    assert all(after[name] == before[name] for name in set(before) & set(after))
+    again = load_state(path)
+    thaw()
+    assert again == state and again.files[edited].sha == "e" * 40
+
+
+def test_a_removed_file_leaves_its_shard(tmp_path):
+    path = tmp_path / "state-kuzu.msgpack"
+    save_state(path, _big_state())
+    state = load_state(path)
+    assert state is not None
+    del state.files["django/contrib/app3/views.py"]
+    save_state(path, state)
+    again = load_state(path)
+    thaw()
+    assert again is not None and "django/contrib/app3/views.py" not in again.files
+    assert len(again.files) == 299
+
+
+def test_a_state_whose_shards_are_not_all_there_is_not_loaded(tmp_path):
+    """A shard missing, swapped for a symbolic link, or a manifest naming a path outside the shard
+    folder: the state is ignored (the run is a full one), and nothing outside is read."""
+    path = tmp_path / "state-kuzu.msgpack"
+    save_state(path, _big_state())
+    first = sorted(shard_dir(path).iterdir())[0]
+    moved = tmp_path / "elsewhere.msgpack"
+    first.rename(moved)
+    assert load_state(path) is None
+    first.symlink_to(moved)
+    assert load_state(path) is None
+    first.unlink()
+    moved.rename(first)
+    assert load_state(path) is not None
+    thaw()
+    stored = msgspec.msgpack.decode(path.read_bytes())
+    stored["shards"][0] = "../elsewhere.msgpack"
+    path.write_bytes(msgspec.msgpack.encode(stored))
+    assert load_state(path) is None
+
+
+def test_a_shard_folder_a_repository_shipped_as_a_link_is_replaced_not_followed(tmp_path):
+    """``.cg`` arrives with the repository: a ``state-kuzu`` link to another folder must not make the
+    save's sweep of stale shards delete that folder's files."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("a user's file")
+    index = tmp_path / "repo" / ".cg"
+    index.mkdir(parents=True)
+    (index / "state-kuzu").symlink_to(outside)
+    save_state(index / "state-kuzu.msgpack", _big_state())
+    assert (outside / "keep.txt").read_text() == "a user's file"
+    assert not (index / "state-kuzu").is_symlink()
+    assert load_state(index / "state-kuzu.msgpack") == _big_state()
+    thaw()

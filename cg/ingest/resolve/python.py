@@ -236,6 +236,9 @@ class Resolver:
         self._member_cache: dict[tuple[str, str, bool], Symbol | None] = {}
         self._typing: set[tuple[str, str]] = set()
         self._subclasses: dict[str, list[Symbol]] | None = None
+        self._by_member: dict[str, set[str]] | None = None
+        self._beside_cache: dict[str, set[str]] = {}
+        self._overrides_cache: dict[tuple[str, str], list[tuple[Symbol, Symbol]]] = {}
         self._by_method_name: dict[str, list[Symbol]] | None = None
         self._container_values: dict[str, list[tuple[Symbol, bool]]] = {}
         self._container_index: tuple[dict[str, set[str]], dict[str, list[Symbol]]] | None = None
@@ -673,6 +676,7 @@ class Resolver:
             return self._decorated
         entry: dict[str, Symbol] = {}
         param_calls: dict[str, dict[str, list[Symbol]]] = {}
+        listed: set[tuple[str, str, str]] = set()
         for func in sorted(self.by_id.values(), key=lambda s: s.id):
             if not func.decorators or func.kind not in ("function", "method", "class"):
                 continue
@@ -687,9 +691,9 @@ class Resolver:
                 if app.wrapper is not None and (app.held_as or app.wrapper.parent_id == app.holder.id):
                     held.append((app.wrapper, app.held_as or app.parameter))
                 for holder, parameter in held:
-                    runs = param_calls.setdefault(holder.id, {}).setdefault(parameter, [])
-                    if all(s.id != inner.id for s in runs):
-                        runs.append(inner)
+                    if (holder.id, parameter, inner.id) not in listed:  # a set: one holder may run hundreds
+                        listed.add((holder.id, parameter, inner.id))
+                        param_calls.setdefault(holder.id, {}).setdefault(parameter, []).append(inner)
                 held_facts = definition_facts(app.holder.text)
                 for parameter, container in held_facts.registered if held_facts is not None else ():
                     key = self.registry_key(container, app.holder) if parameter == app.parameter else None
@@ -1288,19 +1292,8 @@ class Resolver:
         out: list[Target] = []
 
         def add(cls: Symbol, runs: Symbol | None) -> None:
-            own = self.member(cls, member_name)  # what the call already reaches (or its wrapper does)
-            for sub in self.subclasses(cls):
-                if runs is not None:
-                    here = self.member(sub, runs.name)
-                    if here is None or (here.id != runs.id and "super(" not in here.text):
-                        continue  # the subclass replaces the calling method: its instances never get here
-                # the method the subclass's MRO finds: its own override, or a sibling base's (a mixin's
-                # ``get_alias`` reached from ``TokenList.get_name`` through ``Identifier(NameAliasMixin,
-                # TokenList)``), which the calling class cannot see but its subclasses' instances run
-                override = self.member(sub, member_name)
-                if override is None or (own is not None and override.id == own.id):
-                    continue
-                if override.id not in called and override.kind == "method":
+            for override in self._dispatch_overrides(cls, member_name, runs):
+                if override.id not in called:
                     out.append(Target(override.id, "Symbol", "dispatch", override))
                     called.add(override.id)
 
@@ -1320,6 +1313,67 @@ class Resolver:
                 continue  # `Gateway.charge(self, ...)`: the class is named, its method runs
             add(owner, None)
         return out
+
+    def _dispatch_overrides(self, cls: Symbol, member_name: str, runs: Symbol | None) -> list[Symbol]:
+        """The methods named ``member_name`` that an instance of a subclass of ``cls`` runs in place of
+        the one ``cls`` finds (see ``dispatch_targets``), for a call made in ``runs`` (a method of
+        ``cls``; None for a call on an instance from outside)."""
+        found: list[Symbol] = []
+        for sub, override in self._overriding(cls, member_name):
+            if runs is not None:
+                here = self.member(sub, runs.name)
+                if here is None or (here.id != runs.id and "super(" not in here.text):
+                    continue  # the subclass replaces the calling method: its instances never get here
+            if all(f.id != override.id for f in found):
+                found.append(override)
+        return found
+
+    def _overriding(self, cls: Symbol, member_name: str) -> list[tuple[Symbol, Symbol]]:
+        """Each subclass of ``cls`` whose MRO finds another method named ``member_name`` than ``cls``'s
+        own, with that method: its own override, or a sibling base's (a mixin's ``get_alias`` reached
+        from ``TokenList.get_name`` through ``Identifier(NameAliasMixin, TokenList)``), which the
+        calling class cannot see but its subclasses' instances run. Remembered per (class, name), for
+        every method of the class that calls it: Django's base classes have hundreds of subclasses, and
+        asking each of them per call took 1.2 s of a one-file edit's resolution."""
+        key = (cls.id, member_name)
+        cached = self._overrides_cache.get(key)
+        if cached is not None:
+            return cached
+        if not self._definers(member_name) & self._beside(cls):
+            return []  # no class a subclass's MRO adds defines the name: each finds what ``cls`` finds
+        own = self.member(cls, member_name)  # what the call already reaches (or its wrapper does)
+        pairs: list[tuple[Symbol, Symbol]] = []
+        for sub in self.subclasses(cls):
+            override = self.member(sub, member_name)
+            if override is not None and (own is None or override.id != own.id) and override.kind == "method":
+                pairs.append((sub, override))
+        if not self._mro_pending:
+            self._overrides_cache[key] = pairs
+        return pairs
+
+    def _definers(self, name: str) -> set[str]:
+        """The ids of the classes that define ``name`` themselves."""
+        if self._by_member is None:
+            table: dict[str, set[str]] = {}
+            for parent, members in self.children.items():
+                owner = self.by_id.get(parent)
+                if owner is not None and owner.kind == "class":
+                    for member_name in members:
+                        table.setdefault(member_name, set()).add(parent)
+            self._by_member = table
+        return self._by_member.get(name, set())
+
+    def _beside(self, cls: Symbol) -> set[str]:
+        """The classes the MROs of ``cls``'s subclasses hold beyond ``cls``'s own MRO: the subclasses and
+        their other bases. C3 keeps ``cls``'s MRO in order inside each subclass's, so only these can
+        put another definition of a name before the one ``cls`` finds."""
+        found = self._beside_cache.get(cls.id)
+        if found is None:
+            own = {k.id for k in self.mro(cls)}
+            found = {k.id for sub in self.subclasses(cls) for k in self.mro(sub)} - own
+            if not self._mro_pending:
+                self._beside_cache[cls.id] = found
+        return found
 
     def subclasses(self, cls: Symbol) -> list[Symbol]:
         """Every in-repo class with ``cls`` in its MRO (itself excluded), in a stable order."""
