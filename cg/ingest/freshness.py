@@ -108,6 +108,6 @@ def affected(
             continue
         if any(e.dst in targets or e.dst.split("::", 1)[0] in targets for e in state.files[path].edges):
             out.add(path)
-        elif any(words & names for words in sites(ex)):
+        elif names and any(words & names for words in sites(ex)):  # no name changed: a body edit
             out.add(path)
     return out

@@ -1078,19 +1078,22 @@ def _totals(summary: IndexSummary, files: dict[str, FileState], report: WalkRepo
     summary.symbols = sum(len(fs.extraction.symbols) for fs in files.values() if fs.extraction)
     summary.chunks = sum(fs.chunks for fs in files.values())
     summary.doc_sections = sum(len(fs.sections) for fs in files.values())
-    edges = [e for fs in files.values() for e in fs.edges]
-    summary.edges = dict(Counter(e.type for e in edges))
-    summary.call_sites = sum(len(fs.extraction.calls) for fs in files.values() if fs.extraction)
-    for e in edges:
-        if e.type != "CALLS":
+    # counted by kind first: a one-file edit of Django counts 218,000 edges, and an enum per edge cost 0.15 s
+    kinds = Counter((e.type, e.dst_label, e.resolved_by) for fs in files.values() for e in fs.edges)
+    by_type: Counter[str] = Counter()
+    for (kind, dst_label, resolved_by), n in kinds.items():
+        by_type[kind] += n
+        if kind != "CALLS":
             continue
-        if e.dst_label == "Symbol":
-            summary.calls_in_repo += 1
-        elif not ResolvedBy(e.resolved_by).resolved:
-            summary.calls_unresolved += 1
-            summary.calls_ambiguous += e.resolved_by == ResolvedBy.AMBIGUOUS
+        if dst_label == "Symbol":
+            summary.calls_in_repo += n
+        elif not ResolvedBy(resolved_by).resolved:
+            summary.calls_unresolved += n
+            summary.calls_ambiguous += n if resolved_by == ResolvedBy.AMBIGUOUS else 0
         else:
-            summary.calls_external += 1
+            summary.calls_external += n
+    summary.edges = dict(by_type)
+    summary.call_sites = sum(len(fs.extraction.calls) for fs in files.values() if fs.extraction)
     summary.binary, summary.not_utf8 = report.binary, report.not_utf8
     summary.too_large, summary.unreadable = report.too_large, report.unreadable
     summary.secret_files = report.secret_files

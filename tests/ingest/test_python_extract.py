@@ -145,3 +145,25 @@ def test_module_constants_are_definitions_of_their_own():
     module = ex.symbols[0]
     assert "HARD_DECLINE_CODES = frozenset(" in module.text and "MAX_RETRIES: int = 4" in module.text
     assert {c.caller_id for c in ex.calls if c.callee == "frozenset"} == {module.id}
+
+
+def test_a_comment_after_the_header_is_no_part_of_the_signature():
+    """A reviewer's note under ``def`` changes the body, not what other files see: the signature and
+    the interface freshness compares (so a body edit re-resolves callers, not every file naming it)."""
+    from cg.ingest.freshness import interface
+
+    before = (
+        "@keep_lazy_text\n"
+        "def capfirst(x):\n"
+        '    """Capitalize the first letter of a string."""\n'
+        "    return x and str(x)[0].upper() + str(x)[1:]\n"
+        "\n\nclass Truncator(SimpleLazyObject):\n    def chars(self, num, truncate=None):\n        return num\n"
+    )
+    after = before.replace("def capfirst(x):\n", "def capfirst(x):  # reviewed\n    # still lazy\n").replace(
+        "    def chars(self, num, truncate=None):\n", "    def chars(self, num, truncate=None):  # hot path\n"
+    )
+    old, new = extract_source("django/utils/text.py", before), extract_source("django/utils/text.py", after)
+    signatures = {s.name: s.signature for s in new.symbols}
+    assert signatures["capfirst"] == "def capfirst(x)"
+    assert signatures["chars"] == "def chars(self, num, truncate=None)"
+    assert interface(old) == interface(new)

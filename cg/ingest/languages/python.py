@@ -189,6 +189,16 @@ def _docstring(body: Node | None) -> str:
 _CONSTANT = re.compile(r"_*[A-Z][A-Z0-9_]+")  # two characters at least: `T = TypeVar("T")` is not one
 
 
+def _header_end(node: Node, body: Node | None) -> int:
+    """Where a definition's header ends: after the colon before its body, so a comment between the
+    header and the first statement (``def capfirst(x):  # reviewed``) is no part of its signature
+    (a signature is what other files see: a changed comment must not re-resolve every caller)."""
+    if body is None:
+        return node.end_byte
+    colons = [c for c in node.children if c.type == ":" and c.end_byte <= body.start_byte]
+    return colons[-1].end_byte if colons else body.start_byte
+
+
 def _leading_comment_start(node: Node) -> int:
     """0-based row where the comment block directly above ``node`` begins (``node``'s row if none)."""
     row = node.start_point[0]
@@ -679,7 +689,7 @@ class _Walker:
         end_row = outer.end_point[0]
         if outer.end_point[1] == 0 and end_row > outer.start_point[0]:
             end_row -= 1
-        signature_end = body.start_byte if body is not None else node.end_byte
+        signature_end = _header_end(node, body)
         signature = (node.text or b"")[: signature_end - node.start_byte].decode("utf-8", "replace")
         signature = " ".join(signature.split()).rstrip(":").rstrip()
         qualname = ".".join(p for p in (self.record.module, scope_path) if p)
