@@ -210,17 +210,26 @@ def _real_dir(path: Path) -> bool:
 
 
 def _read_small(path: Path) -> str | None:
-    """A small regular file's text, never following a symbolic link nor blocking on a FIFO."""
+    """A small regular file's text (see ``read_regular``)."""
+    data = read_regular(path, _POINTER_MAX_BYTES)
+    return data.decode("ascii", "replace") if data is not None else None
+
+
+def read_regular(path: Path, limit: int | None = None) -> bytes | None:
+    """A regular file's bytes (the first ``limit`` of them), never following a symbolic link nor
+    blocking on a FIFO: None for anything else or an error. For files under ``.cg``, which arrives
+    with an untrusted repository."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, _POINTER_MAX_BYTES + 1)[:_POINTER_MAX_BYTES].decode("ascii", "replace")
-    finally:
-        os.close(fd)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            return f.read() if limit is None else f.read(limit + 1)[:limit]
+    except OSError:
+        return None
 
 
 def _fsync(path: Path) -> None:

@@ -27,7 +27,6 @@ import gc
 import hashlib
 import os
 import re
-import stat
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -39,6 +38,7 @@ import msgspec
 
 from cg.config import Settings
 from cg.embed import embedding_key
+from cg.graph.generations import read_regular
 from cg.graph.store import SCHEMA_VERSION
 from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction
 
@@ -153,7 +153,7 @@ def load_state(path: Path) -> IndexState | None:
     plain data, checked against ``IndexState``'s types (a well-kept library: typed decoding of
     dataclasses, and about as fast as pickle on these records). A regular file only: a FIFO or a
     symbolic link named like the state is not opened."""
-    data = _read_regular(path)
+    data = read_regular(path)
     if data is None:
         return None
     loaded = _Loaded()
@@ -163,7 +163,7 @@ def load_state(path: Path) -> IndexState | None:
         with _collector_paused():
             stored = msgspec.msgpack.decode(data, type=_Stored)
             for name in stored.shards:
-                shard = _read_regular(folder / name) if _SHARD_NAME.match(name) else None
+                shard = read_regular(folder / name) if _SHARD_NAME.match(name) else None
                 if shard is None:
                     return None  # a shard missing, or a name that is no shard of ours: start afresh
                 for p, raw in _SHARD.decode(shard).items():
@@ -188,21 +188,6 @@ def load_state(path: Path) -> IndexState | None:
     return state
 
 
-def _read_regular(path: Path) -> bytes | None:
-    """A regular file's bytes; None for anything else (a symbolic link, a FIFO, a folder) or an error."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            return f.read()
-    except OSError:
-        return None
-
-
 @dataclass
 class StateHeader:
     """What ``cg status`` reads of a saved state: whether the next run can build on it."""
@@ -215,11 +200,10 @@ class StateHeader:
 def load_state_header(path: Path) -> StateHeader | None:
     """The saved state's fingerprint, token and settings, from the manifest alone (msgspec skips the
     fields ``StateHeader`` does not name)."""
-    if path.is_symlink() or not path.is_file():
-        return None
+    data = read_regular(path)
     try:
-        return msgspec.msgpack.decode(path.read_bytes(), type=StateHeader)
-    except (OSError, msgspec.DecodeError):
+        return msgspec.msgpack.decode(data, type=StateHeader) if data is not None else None
+    except msgspec.DecodeError:
         return None
 
 

@@ -1304,7 +1304,11 @@ class Resolver:
         out: list[Target] = []
 
         def add(cls: Symbol, runs: Symbol | None) -> None:
-            for override in self._dispatch_overrides(cls, member_name, runs):
+            for sub, override in self._overriding(cls, member_name):
+                if runs is not None:
+                    here = self.member(sub, runs.name)
+                    if here is None or (here.id != runs.id and "super(" not in here.text):
+                        continue  # the subclass replaces the calling method: its instances never get here
                 if override.id not in called:
                     out.append(Target(override.id, "Symbol", "dispatch", override))
                     called.add(override.id)
@@ -1325,20 +1329,6 @@ class Resolver:
                 continue  # `Gateway.charge(self, ...)`: the class is named, its method runs
             add(owner, None)
         return out
-
-    def _dispatch_overrides(self, cls: Symbol, member_name: str, runs: Symbol | None) -> list[Symbol]:
-        """The methods named ``member_name`` that an instance of a subclass of ``cls`` runs in place of
-        the one ``cls`` finds (see ``dispatch_targets``), for a call made in ``runs`` (a method of
-        ``cls``; None for a call on an instance from outside)."""
-        found: list[Symbol] = []
-        for sub, override in self._overriding(cls, member_name):
-            if runs is not None:
-                here = self.member(sub, runs.name)
-                if here is None or (here.id != runs.id and "super(" not in here.text):
-                    continue  # the subclass replaces the calling method: its instances never get here
-            if all(f.id != override.id for f in found):
-                found.append(override)
-        return found
 
     def _overriding(self, cls: Symbol, member_name: str) -> list[tuple[Symbol, Symbol]]:
         """Each subclass of ``cls`` whose MRO finds another method named ``member_name`` than ``cls``'s
