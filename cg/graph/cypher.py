@@ -114,6 +114,34 @@ DELETE_EDGES_FROM_SYMBOLS = f"MATCH (s:Symbol {{repo: $repo}})-[r:{_SOURCE_OWNED
 DELETE_DECORATES_INTO_FILES = "MATCH ()-[r:DECORATES]->(s:Symbol {repo: $repo}) WHERE s.path IN $paths DELETE r"
 # Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of
 # a file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here).
+# A changed file's stored definitions and chunks on Kùzu, compared with the new version so that only
+# what changed is written (KuzuStore._replace_file); the vectors' presence, not the vectors.
+STORED_SYMBOLS_OF = (
+    "MATCH (s:Symbol {repo: $repo, path: $path}) RETURN s.id, s.name, s.qualname, s.kind, s.signature,"
+    " s.docstring, s.text, s.header, s.search_text, s.literals, s.parent_id, s.language, s.file_kind,"
+    " s.embedding IS NOT NULL, s.doc_embedding IS NOT NULL, s.start_line, s.end_line, s.blob_sha, s.committed_at"
+)
+STORED_SYMBOL_COLUMNS = (
+    "id", "name", "qualname", "kind", "signature", "docstring", "text", "header", "search_text", "literals",
+    "parent_id", "language", "file_kind", "embedding", "doc_embedding", "start_line", "end_line", "blob_sha",
+    "committed_at",
+)  # fmt: skip
+STORED_CHUNKS_OF = (
+    "MATCH (c:Chunk {repo: $repo, path: $path}) RETURN c.id, c.owner_id, c.kind, c.text, c.search_text,"
+    " c.embedding IS NOT NULL, c.start_line, c.end_line"
+)
+STORED_CHUNK_COLUMNS = ("id", "owner_id", "kind", "text", "search_text", "embedding", "start_line", "end_line")
+DELETE_SYMBOLS_BY_ID = "MATCH (s:Symbol {repo: $repo}) WHERE s.id IN $ids DETACH DELETE s"
+DELETE_CHUNKS_BY_ID = "MATCH (c:Chunk {repo: $repo}) WHERE c.id IN $ids DETACH DELETE c"
+# Where a kept definition or chunk sits, and the file's sha and time it inherits: set in place (integers
+# and one short string column cost Kùzu little to update, unlike its texts and vectors).
+MOVE_SYMBOLS = (
+    "UNWIND $rows AS r MATCH (s:Symbol {repo: $repo, id: r.id}) SET s.start_line = r.start_line,"
+    " s.end_line = r.end_line, s.blob_sha = r.blob_sha, s.committed_at = r.committed_at"
+)
+MOVE_CHUNKS = (
+    "UNWIND $rows AS r MATCH (c:Chunk {repo: $repo, id: r.id}) SET c.start_line = r.start_line, c.end_line = r.end_line"
+)
 DELETE_STALE_CHUNKS = "MATCH (c:Chunk {repo: $repo, path: $path}) WHERE NOT c.id IN $keep DETACH DELETE c"
 DELETE_CHUNK_OWNERS = "MATCH (c:Chunk {repo: $repo, path: $path})-[p:PART_OF]->() DELETE p"
 LINK_CHUNKS = f"{_each_row('c', 'Chunk', 'id', 's', 'Symbol', 'owner_id')} CREATE (c)-[:PART_OF]->(s)"

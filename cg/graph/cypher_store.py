@@ -152,14 +152,23 @@ class CypherStore(ABC):
     def write_file(self, write: FileWrite) -> None:
         self._write_all(self._file_statements(write, replaces=not write.new))
 
-    def _file_statements(self, write: FileWrite, replaces: bool) -> list[Statement]:
+    def _file_statements(
+        self,
+        write: FileWrite,
+        replaces: bool,
+        symbols: list[dict[str, Any]] | None = None,
+        chunks: list[dict[str, Any]] | None = None,
+        links: list[dict[str, Any]] | None = None,
+    ) -> list[Statement]:
         """The statements that write one file's nodes: its File, Symbols, Chunks and the Externals its
         edges need; ``replaces`` when the store may hold an earlier version of the file, whose stale
         nodes and whose own edges go first (each delete finds the file's nodes by path: a scan of the
-        label on Kùzu, so a file the store cannot hold yet skips them)."""
+        label on Kùzu, so a file the store cannot hold yet skips them). ``symbols`` and ``chunks``, the
+        rows to write when not all of the file's (``write.symbol_rows()``, ``write.chunk_rows()``);
+        ``links``, the chunk rows to link to their owners when not those written."""
         rec = write.file
-        symbols = write.symbol_rows()
-        chunks = write.chunk_rows()
+        symbols = write.symbol_rows() if symbols is None else symbols
+        chunks = write.chunk_rows() if chunks is None else chunks
         externals = external_rows(write.externals)
         statements: list[Statement] = [(q.UPSERT_FILE, file_row(rec))]
         if replaces:
@@ -186,7 +195,8 @@ class CypherStore(ABC):
             statements.append((q.DELETE_CHUNK_OWNERS, {"path": rec.path}))
         if chunks:
             statements.append((q.upsert_chunks(self._vector_cast(write.embeddings)), {"rows": chunks}))
-            owners = [{"id": c["id"], "owner_id": c["owner_id"]} for c in chunks]
+        owners = [{"id": c["id"], "owner_id": c["owner_id"]} for c in (chunks if links is None else links)]
+        if owners:
             statements.append((q.LINK_CHUNKS, {"rows": owners}))
         if externals:
             statements.append((q.UPSERT_EXTERNALS, {"rows": externals}))

@@ -34,6 +34,7 @@ from pathlib import Path
 from cg.graph.store import StoreError, WriterBusy
 
 DB_NAME = "graph.kuzu"
+LEXICON = "lexicon.sqlite"  # cg/graph/lexicon.py
 POINTER = "CURRENT"
 LOCK = "writer.lock"
 _GENERATION = re.compile(r"^[0-9]{20}-[0-9a-f]{8}$")
@@ -111,8 +112,8 @@ class Generations:
         name = f"{time.time_ns():020d}-{secrets.token_hex(4)}"
         staged = Generation(name, self.root / name)
         staged.path.mkdir()
-        if copy_of is not None:
-            for src in (copy_of.db, copy_of.db.with_name(f"{DB_NAME}.wal")):
+        if copy_of is not None:  # the database, its write-ahead log, its full-text index (cg/graph/lexicon.py)
+            for src in (copy_of.db, copy_of.db.with_name(f"{DB_NAME}.wal"), copy_of.path / LEXICON):
                 if src.is_file():
                     shutil.copyfile(src, staged.path / src.name)  # a sendfile copy, in the kernel
         return staged

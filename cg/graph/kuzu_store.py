@@ -4,9 +4,9 @@
 Vector search is an exact cosine scan inside Kùzu (``array_cosine_similarity``) rather than its HNSW
 index: on these machines building HNSW over 50k vectors took 322 s, while the exact scan answers in
 tens of milliseconds with no build at all and is never stale. ``benchmarks/vector_search.py``
-measures both (and numpy) on each run; see benchmarks/RESULTS.md. Full-text search is Kùzu's fts
-extension over the analyzer's ``search_text`` (see cg/lexical.py), which stays current on writes.
-Both extensions ship with the kuzu 0.11.3 wheel and load offline.
+measures both (and numpy) on each run; see benchmarks/RESULTS.md. Full-text search is SQLite FTS5 in a
+file beside the database (cg/graph/lexicon.py says why not Kùzu's fts extension), over the analyzer's
+``search_text`` (see cg/lexical.py), written with the nodes and current on every write.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ import numpy as np
 
 from cg.config import repo_key_for
 from cg.graph import cypher as q
-from cg.graph.cypher import TEXT_FIELDS, text_field, vector_prop
+from cg.graph.cypher import text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
-from cg.graph.generations import Generation, Generations, NoCompleteIndex, WriterLock
+from cg.graph.generations import LEXICON, Generation, Generations, NoCompleteIndex, WriterLock
 from cg.graph.kuzu_bulk import NODE_VECTORS, BulkLoad, Unbufferable
+from cg.graph.lexicon import Lexicon
 from cg.graph.readonly import vet
 from cg.graph.resident import Resident
 from cg.graph.store import SCHEMA_VERSION, CallRow, FileWrite, StoreError, commit_rows, doc_rows
@@ -44,11 +45,6 @@ log = logging.getLogger(__name__)
 # Seconds of walks (reads by ids of calls, summaries, bases, members) a reader runs before it holds the
 # generation's graph in memory: about what loading Django's costs (cg/graph/resident.py).
 RESIDENT_AFTER = 1.5
-# One per cypher.TEXT_FIELDS: symbol_fts, chunk_fts, doc_fts, commit_fts, symbol_literals_fts.
-_FTS_INDEX = {
-    (label, prop): f"{label.lower()}_fts" if prop == "search_text" else f"{label.lower()}_{prop}_fts"
-    for label, prop in TEXT_FIELDS
-}
 
 
 # Every edge at a file's definitions but their chunks' (PART_OF goes and comes with the chunks), with both
@@ -170,8 +166,8 @@ class KuzuStore(CypherStore):
         self._fetched: dict[tuple[str, str, str], dict[str, Any]] = {}  # see ``_through_fetched``
         self._resident: Resident | None = None  # this generation's graph in memory (cg/graph/resident.py)
         self._walked = 0.0  # seconds the walks have cost this reader while not resident
-        for extension in ("fts", "vector"):
-            self._conn.execute(f"LOAD EXTENSION {extension}")
+        self._conn.execute("LOAD EXTENSION vector")
+        self._lexicon = Lexicon(path.with_name(LEXICON), read_only)
 
     def _check_schema(self) -> None:
         """A reader of an index from an older cg, or built under another repository key, is one line."""
@@ -201,6 +197,7 @@ class KuzuStore(CypherStore):
                 self.ensure_schema(dimension)
         with self._bulk_load(full, dimension):
             yield
+        self._lexicon.commit()
 
     def prepare(self, full: bool, dimension: int) -> None:
         """Empty the database (``full``) and make the schema now, before the run (GraphWriter.prepare)."""
@@ -265,6 +262,7 @@ class KuzuStore(CypherStore):
         return False
 
     def write_file(self, write: FileWrite) -> None:
+        self._lexicon.replace_file(self.repo_key, write.file.path, write.symbols, write.chunks, write.new)
         if self._took(lambda bulk: bulk.add_file(write), write.new):
             return
         if write.new:
@@ -273,20 +271,27 @@ class KuzuStore(CypherStore):
             self._replace_file(write)
 
     def _replace_file(self, write: FileWrite) -> None:
-        """Write a file the store holds an earlier version of by deleting its definitions and chunks and
-        creating them anew, with the edges other files' nodes have to them put back as they were.
+        """Write a file the store holds an earlier version of by writing only what changed: a definition
+        or chunk whose text, names or vector changed is deleted and created anew (with the edges other
+        files' nodes have to it put back as they were), one that is gone is deleted, one that only moved
+        (its lines, the file's sha) is updated in place, and the rest is left alone.
 
-        Why not update them in place, as Neo4j does: Kùzu 0.11.3 stores a string column out of place, so
-        one updated row rewrites the column's whole node group (Django's 45k definitions are one) into
-        new pages, and a row of a column under a full-text index rewrites that index too, while the old
-        pages are never given back. One edited function in Django grew the database from 383 to 808 MB,
-        which made every one-file edit pay the compacting rewrite (30 s); deleted and appended rows
-        cost pages of their own size (docs/freshness.md). The three transactions need not be one: a
-        run writes a staged generation that no reader sees until the run ends well (a failure discards
-        it), and deleting and re-creating a file's chunks in one transaction is what once crashed Kùzu
-        (cypher.py's note at DELETE_STALE_CHUNKS)."""
+        Why not update changed rows in place, as Neo4j does: Kùzu 0.11.3 stores a string or list column
+        out of place, so one updated row rewrites the column's whole node group (Django's 45k
+        definitions are one) into new pages that are never given back. One edited function in Django
+        grew the database from 383 to 808 MB, which made every one-file edit pay the compacting
+        rewrite (30 s). Why not delete and create all of the file's rows, as this did before: every row
+        created or deleted costs the CHECKPOINT that ends the run. Measured on a copy of Django's index
+        (CHECKPOINT alone 0.12-0.17 s): 30 definitions created 0.6-1.2 s, 27 deleted 0.31 s, one
+        deleted and one created 0.22 s, and 27 rows' lines and sha set 0.16 s; one changed text set in
+        place 0.51 s, one vector 1.0 s. A one-line edit of a function body changes one definition and
+        moves the ones below it. The transactions need not be one: a run writes a staged generation
+        that no reader sees until the run ends well (a failure discards it), and deleting and
+        re-creating a file's chunks in one transaction is what once crashed Kùzu (cypher.py's note at
+        DELETE_STALE_CHUNKS)."""
         path = write.file.path
         symbols = write.symbol_rows()
+        chunks = write.chunk_rows()
         self._write_all(  # the file's own edges, as for any file written again (CypherStore._file_statements)
             [
                 (q.DELETE_EDGES_FROM_FILE, {"path": path}),
@@ -294,14 +299,21 @@ class KuzuStore(CypherStore):
                 (q.DELETE_DECORATES_INTO, {"path": path}),
             ]
         )
-        kept = self._edges_of_kept(path, {s["id"] for s in symbols})
+        stored = self._records(q.STORED_SYMBOLS_OF, {"path": path}, q.STORED_SYMBOL_COLUMNS)
+        new_symbols, moved_symbols, gone_symbols = _changes(stored, symbols, _MOVES["Symbol"])
+        stored = self._records(q.STORED_CHUNKS_OF, {"path": path}, q.STORED_CHUNK_COLUMNS)
+        new_chunks, moved_chunks, gone_chunks = _changes(stored, chunks, _MOVES["Chunk"])
+        created = {r["id"] for r in new_symbols}
+        kept = self._edges_of_kept(path, {s["id"] for s in symbols}, only=created)
         self._write_all(
-            [
-                (q.DELETE_STALE_SYMBOLS, {"path": path, "keep": []}),
-                (q.DELETE_STALE_CHUNKS, {"path": path, "keep": []}),
-            ]
+            [(q.DELETE_SYMBOLS_BY_ID, {"ids": ids}) for ids in (gone_symbols + sorted(created),) if ids]
+            + [(q.DELETE_CHUNKS_BY_ID, {"ids": ids}) for ids in (gone_chunks + [r["id"] for r in new_chunks],) if ids]
         )
-        statements = self._file_statements(write, replaces=False)
+        # a chunk is linked to its owner when either is new: deleting an owner took its chunks' links along
+        links = [c for c in chunks if c["owner_id"] in created or c["id"] in {r["id"] for r in new_chunks}]
+        statements = self._file_statements(write, False, new_symbols, new_chunks, links)
+        statements += [(q.MOVE_SYMBOLS, {"rows": moved_symbols})] if moved_symbols else []
+        statements += [(q.MOVE_CHUNKS, {"rows": moved_chunks})] if moved_chunks else []
         for (rel, src, dst), rows in kept.items():
             statements += [
                 (q.recreate_edges(rel, src, dst), {"rows": rows[start : start + self.batch_rows]})
@@ -309,11 +321,14 @@ class KuzuStore(CypherStore):
             ]
         self._write_all(statements)
 
-    def _edges_of_kept(self, path: str, keep: set[str]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    def _edges_of_kept(
+        self, path: str, keep: set[str], only: set[str] | None = None
+    ) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
         """The edges left at the file's definitions once its own edges are gone (calls, imports and
         inheritance from other files, docs' mentions, commits' touches, decorators it applies elsewhere),
         by (type, source label, target label), for the definitions the new version keeps: the others
-        lose theirs, as DETACH DELETE of a stale definition does."""
+        lose theirs, as DETACH DELETE of a stale definition does. ``only``: of these definitions alone
+        (the ones deleted to be created anew)."""
         rows = self._read(_EDGES_AT_FILE, {"path": path})
         own = {own_id for _, own_id, _, _, _ in rows}
         kept: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -324,6 +339,8 @@ class KuzuStore(CypherStore):
                 continue
             seen.add(key)
             if own_id not in keep or (other_label == "Symbol" and other_id in own and other_id not in keep):
+                continue
+            if only is not None and own_id not in only and not (other_label == "Symbol" and other_id in only):
                 continue
             rel = edge["_label"]
             outgoing = edge["_src"] == own_node
@@ -340,6 +357,7 @@ class KuzuStore(CypherStore):
     def write_docs(
         self, path: str, sections: list[DocSection], embeddings: np.ndarray | None, new: bool = False
     ) -> None:
+        self._lexicon.replace_docs(self.repo_key, path, sections, new)
         if not self._took(lambda bulk: bulk.add_docs(sections, doc_rows(sections, embeddings)), new):
             super().write_docs(path, sections, embeddings, new)
 
@@ -348,6 +366,7 @@ class KuzuStore(CypherStore):
             super().write_mentions(paths, pairs)
 
     def write_commits(self, commits: list[CommitRecord], embeddings: np.ndarray | None) -> None:
+        self._lexicon.put_commits(self.repo_key, commits)
         if not self._took(lambda bulk: bulk.add_commits(commits, commit_rows(commits, embeddings))):
             super().write_commits(commits, embeddings)
 
@@ -359,6 +378,7 @@ class KuzuStore(CypherStore):
     def delete_files(self, paths: list[str]) -> None:
         if paths:
             self._end_bulk()
+            self._lexicon.delete_paths(paths)
         super().delete_files(paths)
 
     def delete_edges(self, paths: list[str]) -> None:
@@ -369,6 +389,7 @@ class KuzuStore(CypherStore):
     def delete_commits(self, ids: list[str]) -> None:
         if ids:
             self._end_bulk()
+            self._lexicon.delete_commits(ids)
         super().delete_commits(ids)
 
     def prune_externals(self) -> int:
@@ -491,15 +512,8 @@ class KuzuStore(CypherStore):
                 )
         for statement in _schema(dimension):
             self._write(statement)
-        self._create_fts_indexes({row[1] for row in self._read("CALL show_indexes() RETURN *")})
         self.set_meta("dimension", str(dimension))
         self.set_meta("schema", SCHEMA_VERSION)
-
-    def _create_fts_indexes(self, existing: set[str]) -> None:
-        """One full-text index per ``_FTS_INDEX`` entry, but those named in ``existing``."""
-        for (label, prop), index in _FTS_INDEX.items():
-            if index not in existing:
-                self._write(f"CALL CREATE_FTS_INDEX('{label}', '{index}', ['{prop}'], stemmer := 'none')")
 
     def lease(self, wait: float = 0.0) -> AbstractContextManager[None]:
         """Nothing to take: Kùzu's own file lock already lets one process at a time open the database
@@ -509,7 +523,7 @@ class KuzuStore(CypherStore):
     def reset(self) -> None:
         self._bulk = None  # the run starting again empties what it was loading too
         self._close_db()
-        for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+        for f in (self.path, self.path.with_name(self.path.name + ".wal"), self._lexicon.path):
             if f.is_dir() and not f.is_symlink():
                 shutil.rmtree(f)
             else:
@@ -520,20 +534,11 @@ class KuzuStore(CypherStore):
     def fulltext(
         self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"
     ) -> list[tuple[str, float]]:
-        if not analyzed_query.strip():
-            return []
-        extra = {"Chunk": ", node.owner_id", "Symbol": ", node.embedding"}.get(label, "")
-        extra = extra if field == "search_text" else ""
-        rows = self._read(
-            f"CALL QUERY_FTS_INDEX('{label}', '{_FTS_INDEX[text_field(label, field)]}', $q) WITH node, score"
-            f" WHERE node.repo = $repo RETURN node.id, score, node.{field}{extra} ORDER BY score DESC LIMIT $k",
-            {"q": analyzed_query, "k": limit},
-        )
+        rows = self._lexicon.search(self.repo_key, *text_field(label, field), analyzed_query, limit)
         self._keep_fetched("fulltext", (label, field), {r[0]: r[2] for r in rows})
-        if extra:  # a chunk's owner, a definition's vector: what ranking the hits reads next
-            kept = ("Chunk", "owner_id") if label == "Chunk" else ("Symbol", "embedding")
-            self._keep_fetched("fulltext", kept, {r[0]: r[3] for r in rows})
-        return [(r[0], float(r[1])) for r in rows]
+        if label == "Chunk":  # a chunk's owner: what ranking the hits reads next
+            self._keep_fetched("fulltext", ("Chunk", "owner_id"), {r[0]: r[3] for r in rows})
+        return [(r[0], r[1]) for r in rows]
 
     def vector(
         self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
@@ -672,6 +677,7 @@ class KuzuStore(CypherStore):
 
     def _close_db(self) -> None:
         if self._db is not None:
+            self._lexicon.close()
             self._conn.close()
             self._db.close()
             self._db = None
@@ -831,16 +837,15 @@ class KuzuIndexStore(KuzuStore):
         """Rewrite the staged generation compactly when it has grown past ``compact_growth`` times its
         size after the last rewrite, or was never rewritten (docs/freshness.md, "The index does not grow").
 
-        Kùzu 0.11.3 never gives pages back and has no VACUUM: deleted and updated rows, and above all
-        every change to a full-text index, leave their old pages in the file, and each generation starts
-        as a copy of the last, so requests' index grew from 119 MB to 334 MB over nine one-line edits
-        (benchmarks/index_growth.py). The rewrite is Kùzu's own ``EXPORT DATABASE`` (Parquet, inside the
-        generation's folder) and a bulk ``COPY`` into a new empty generation. A full run ends with it
-        too: its bulk load (``_bulk_load``) copies from a subquery, which Kùzu stores less tightly than
-        what it copies from Parquet (Django: 573 MB against 383 MB, for a rewrite of about 8 s). The
-        full-text indexes are made on the empty tables before the ``COPY``: made after it, over the
-        copied rows, the next update of an indexed column crashed Kùzu (a segfault, reproduced on
-        requests). A rewrite that fails leaves the run's generation as it was written, and says so in one line."""
+        Kùzu 0.11.3 never gives pages back and has no VACUUM: deleted and updated rows leave their old pages in
+        the file (as every change to its full-text indexes did, before they moved to cg/graph/lexicon.py), and
+        each generation starts as a copy of the last, so requests' index grew from 119 MB to 334 MB over nine
+        one-line edits (benchmarks/index_growth.py). The rewrite is Kùzu's own ``EXPORT DATABASE`` (Parquet,
+        inside the generation's folder) and a bulk ``COPY`` into a new empty generation. A full run ends with it
+        too: its bulk load (``_bulk_load``) copies from a subquery, which Kùzu stores less tightly than what it
+        copies from Parquet (Django: 573 MB against 383 MB, for a rewrite of about 8 s). The full-text index (a
+        file of its own) is copied as it is. A rewrite that fails leaves the run's generation as it was written,
+        and says so in one line."""
         assert self._staged is not None
         if not self.compact_growth:
             return
@@ -867,11 +872,12 @@ class KuzuIndexStore(KuzuStore):
             copies = _copy_statements(export)
             self._close_db()
             self._staged = self.generations.stage(None)
+            if (old.path / LEXICON).is_file():  # the full-text index stays as it is: the ids do
+                shutil.copyfile(old.path / LEXICON, self._staged.path / LEXICON)
             self._open(self._staged.db, read_only=False)
             self._dimension = dimension
             for statement in _schema(dimension):
                 self._write(statement)
-            self._create_fts_indexes(set())  # on the empty tables: see _compact_if_grown
             for statement in copies:  # Meta's rows among them: the schema version, the model, the dimension
                 table, parquet = _copied(statement)
                 if vectors and table in vectors:
@@ -921,6 +927,40 @@ class KuzuIndexStore(KuzuStore):
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+# The columns a kept row may differ in and still be kept, set in place (cypher.MOVE_SYMBOLS, MOVE_CHUNKS).
+_MOVES = {"Symbol": ("start_line", "end_line", "blob_sha", "committed_at"), "Chunk": ("start_line", "end_line")}
+
+
+def _changes(
+    stored: list[dict[str, Any]], rows: list[dict[str, Any]], moves: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """A file's new rows against the ones stored (cypher.STORED_*_COLUMNS, vectors as whether one is
+    there): the rows to create (new, or changed in a column other than ``moves``), the rows to update
+    in place (only ``moves`` may differ: their id and those columns), and the stored ids that are gone.
+
+    A row stays when every stored column is equal, its vectors included: a new row without a vector
+    (written before its vectors, ``cg index --embed later``) keeps the stored one, which is the vector of
+    that same text; a new row with one where none is stored is created anew (a vector set in place
+    costs what a changed text does)."""
+    before = {r["id"]: r for r in stored}
+    create: list[dict[str, Any]] = []
+    move: list[dict[str, Any]] = []
+    for row in rows:
+        old = before.get(row["id"])
+        same = old is not None and all(
+            (row.get(column) is None or old[column]) if column in ("embedding", "doc_embedding")
+            else row.get(column) == old[column]
+            for column in old
+            if column not in moves
+        )  # fmt: skip
+        if old is None or not same:
+            create.append(row)
+        elif any(row[column] != old[column] for column in moves):
+            move.append({"id": row["id"], **{column: row[column] for column in moves}})
+    seen = {row["id"] for row in rows}
+    return create, move, [i for i in before if i not in seen]
 
 
 BY_KEY_UP_TO = 32

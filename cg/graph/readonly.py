@@ -75,7 +75,6 @@ PROCEDURES = frozenset(
         "db.info",
         "dbms.components",
         # Kùzu: the same, as table functions
-        "query_fts_index",
         "query_vector_index",
         "show_tables",
         "table_info",

@@ -22,10 +22,11 @@ from cg.model import Chunk, CommitRecord, DocSection, Edge, External, FileRecord
 # repository key on every node; 8: DECORATES edges, Python lambdas as Symbols, decorators called by the
 # defining scope; 9: a Symbol's string literals as a full-text field of their own; 10: the lexical
 # analyzer stems words, cg/lexical.py, so an older index's full-text fields no longer match what a
-# query looks for; 11: Python attribute assignments, whose property setters get CALLS edges): an index
+# query looks for; 11: Python attribute assignments, whose property setters get CALLS edges; 12: the
+# embedded store's full-text index in SQLite beside the database, cg/graph/lexicon.py): an index
 # from an older cg is rebuilt by `cg index` (it is derived data, and the
 # embedding cache makes the rebuild cheap) and refused with one line by queries.
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 SYMBOL_FIELDS = (
     "id",
     "name",

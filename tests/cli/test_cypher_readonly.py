@@ -95,7 +95,7 @@ READING_ON = {
     "kuzu": [
         "CALL show_tables() RETURN count(*) AS n",
         "CALL table_info('Symbol') RETURN count(*) AS n",
-        "CALL QUERY_FTS_INDEX('Symbol', 'symbol_fts', 'coupon') RETURN node.id AS id, score",
+        "CALL show_indexes() RETURN count(*) AS n",
     ],
     "neo4j": [
         "CALL db.labels() YIELD label RETURN label",

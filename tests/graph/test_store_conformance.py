@@ -113,6 +113,8 @@ def test_rewrite_keeps_incoming_edges_and_drops_stale(store_factory):
     # compute_backoff is deleted from the file; schedule_payment_retry stays (same id)
     write(store, "shop/retry.py", [RETRY], [vec(0, 3)])
     assert store.symbols([BACKOFF.id]) == {}
+    assert BACKOFF.id not in [doc for doc, _ in store.fulltext(analyze_text("compute_backoff"), 5)]
+    assert store.fulltext(analyze_text("schedule_payment_retry"), 5)[0][0] == RETRY.id
     assert [c.src for c in store.calls([RETRY.id], "in")] == [HANDLER.id]  # incoming edge survives
     assert store.calls([RETRY.id], "out") == []  # outgoing edges are rewritten by the caller
     assert store.stats()["Symbol"] == 2
@@ -123,6 +125,7 @@ def test_delete_files(store_factory):
     populate(store)
     store.delete_files(["shop/hooks.py"])
     assert store.file_shas() == {"shop/retry.py": "sha-shop/retry.py"}
+    assert HANDLER.id not in [doc for doc, _ in store.fulltext(analyze_text(HANDLER.name), 5)]  # its text went too
     assert store.calls([RETRY.id], "in") == []
 
 
@@ -349,8 +352,13 @@ def test_docs_mentions_commits_and_touches(store_factory):
     # a rewrite drops sections that are gone; deleting the file drops the rest
     store.write_docs("README.md", [retries], np.vstack([vec(0)]))
     assert store.stats()["Doc"] == 1 and store.stats()["MENTIONS"] == 1
+    assert store.fulltext(analyze_text("pip"), 5, label="Doc") == []
+    store.write_commits([commit], np.vstack([vec(1)]))  # written again: still one commit to find
+    assert [doc for doc, _ in store.fulltext(analyze_text("declined cards"), 5, label="Commit")] == [commit.id]
     store.delete_files(["README.md"])
     store.delete_commits([commit.id])
+    assert store.fulltext(analyze_text("exponential backoff"), 5, label="Doc") == []
+    assert store.fulltext(analyze_text("declined cards"), 5, label="Commit") == []
     counts = store.stats()
     assert (counts["Doc"], counts["Commit"], counts["MENTIONS"], counts["TOUCHES"]) == (0, 0, 0, 0)
 
