@@ -32,6 +32,7 @@ from cg.graph.cypher import text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import LEXICON, Generation, Generations, NoCompleteIndex, WriterLock
 from cg.graph.kuzu_bulk import NODE_VECTORS, BulkLoad, Unbufferable
+from cg.graph.lexicon import VECTORS as LEXICON_VECTORS
 from cg.graph.lexicon import Lexicon
 from cg.graph.readonly import vet
 from cg.graph.resident import Resident
@@ -262,7 +263,7 @@ class KuzuStore(CypherStore):
         return False
 
     def write_file(self, write: FileWrite) -> None:
-        self._lexicon.replace_file(self.repo_key, write.file.path, write.symbols, write.chunks, write.new)
+        self._lexicon.replace_file(self.repo_key, write)
         if self._took(lambda bulk: bulk.add_file(write), write.new):
             return
         if write.new:
@@ -398,6 +399,7 @@ class KuzuStore(CypherStore):
 
     def set_vectors(self, label: str, prop: str, ids: list[str], vectors: np.ndarray) -> None:
         self._end_bulk()
+        self._lexicon.set_vectors(label, prop, ids, vectors)
         super().set_vectors(label, prop, ids, vectors)
 
     # -- primitives ------------------------------------------------------------------------------
@@ -599,8 +601,12 @@ class KuzuStore(CypherStore):
         return {i: text or "" for i, text in self._through_fetched((label, field), ids, read).items()}
 
     def embeddings(self, ids: list[str], label: str = "Symbol", prop: str = "embedding") -> dict[str, np.ndarray]:
-        def read(missing: list[str]) -> dict[str, np.ndarray]:
-            return super(KuzuStore, self).embeddings(missing, label, prop)
+        def read(missing: list[str]) -> dict[str, np.ndarray | None]:
+            known: dict[str, np.ndarray | None] = {}
+            if label == "Symbol" and prop in LEXICON_VECTORS:  # the definitions' vectors, kept there too
+                known = self._lexicon.vectors(prop, missing)
+            rest = [i for i in missing if i not in known]
+            return {**known, **super(KuzuStore, self).embeddings(rest, label, prop)} if rest else known
 
         values = self._through_fetched(vector_prop(label, prop), ids, read)
         return {i: np.asarray(v, dtype=np.float32) for i, v in values.items() if v is not None}
@@ -802,6 +808,7 @@ class KuzuIndexStore(KuzuStore):
         vector_prop(label, prop)
         self._end_bulk()
         if ids:
+            self._lexicon.set_vectors(label, prop, ids, vectors)
             self._vectors.append((label, prop, list(ids), vectors))
 
     def _execute(self, query: str, params: dict[str, Any] | None = None, prepare: bool = False) -> kuzu.QueryResult:

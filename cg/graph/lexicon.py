@@ -12,9 +12,12 @@ text (cg/lexical.py), so the lexical arm's candidate pools stay what they were; 
 candidates is cg's own, backend-independent BM25 (cg/queries/search.py) in any case.
 
 Layout: ``node`` maps each indexed node (label, id) to an integer rowid, with its path (for deleting a
-file's nodes) and a chunk's owner; one FTS5 table per full-text field (cypher.TEXT_FIELDS) holds the
-field's text under that rowid. ``detail=column`` keeps term frequencies (BM25 needs them) without
-positions (no phrase query needs them). The file lives inside the generation directory and is copied
+file's nodes), a chunk's owner and a definition's vectors (``VECTORS``: what ranking reads of a
+full-text candidate next, which Kùzu's own full-text index returned with the hit); one FTS5 table per full-text field (cypher.TEXT_FIELDS) holds the
+field's text under that rowid, with FTS5's full detail: without positions (``detail=column`` or
+``none``) the same files are a third smaller but ranking by BM25 took 5-15x longer (Django's 45k
+definitions, "model register admin site": 137 ms against 25 ms; FTS5's ``bm25`` reads a row's term
+counts from its position lists). The file lives inside the generation directory and is copied
 with it, so a run writes its staged generation's copy and readers keep the one they opened
 (cg/graph/generations.py); a reader opens it read-only. A failed run's writes go with its generation.
 """
@@ -26,18 +29,25 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from cg.graph.cypher import TEXT_FIELDS
-from cg.graph.store import StoreError
+from cg.graph.store import FileWrite, StoreError
 from cg.model import Chunk, CommitRecord, DocSection, Symbol
 
 # The FTS5 table of each full-text field (label, property); names are cg's own, never a repository's.
 TABLES = {(label, prop): f"fts_{label.lower()}_{prop}" for label, prop in TEXT_FIELDS}
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS node(rowid INTEGER PRIMARY KEY, label TEXT NOT NULL, id TEXT NOT NULL,"
-    " repo TEXT NOT NULL, path TEXT, owner TEXT, UNIQUE(label, id))",
+    " repo TEXT NOT NULL, path TEXT, owner TEXT, embedding BLOB, doc_embedding BLOB, UNIQUE(label, id))",
     "CREATE INDEX IF NOT EXISTS node_path ON node(label, path)",
-    *(f"CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING fts5(text, detail=column)" for t in TABLES.values()),
+    *(f"CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING fts5(text)" for t in TABLES.values()),
 ]
+# The vectors kept beside a definition's row too (``Lexicon.vectors``): a full-text candidate's vector
+# is what ranking reads next (cg/queries/search.py, _complete_cosines), and Kùzu 0.11.3 reads nodes by a
+# list of ids by scanning the table (300 of Django's definitions: 60-160 ms; here 1-3 ms).
+VECTORS = ("embedding", "doc_embedding")
+_ABSENT = b""  # a row that has no such vector (a lambda, a definition without a docstring); NULL: not known here
 _WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: one token to FTS5's unicode61 tokenizer
 _BY_LABEL: dict[str, list[str]] = {}
 for (_label, _prop), _table in TABLES.items():
@@ -47,8 +57,8 @@ for (_label, _prop), _table in TABLES.items():
 def match_expression(analyzed_query: str) -> str:
     """An FTS5 query matching any of the analyzed query's tokens (Kùzu's full-text query was a
     disjunction too). The analyzer emits lower-case alphanumeric tokens; anything else splits as FTS5's
-    tokenizer splits it, so each quoted token is one word, never a phrase (``detail=column`` has no
-    positions for one) and never FTS5 syntax (``AND``, ``NEAR``, ``*``, ``col:``)."""
+    tokenizer splits it, so each quoted token is one word, never a phrase and never FTS5 syntax
+    (``AND``, ``NEAR``, ``*``, ``col:``)."""
     tokens = dict.fromkeys(_WORD.findall(analyzed_query))
     return " OR ".join(f'"{token}"' for token in tokens)
 
@@ -104,14 +114,17 @@ class Lexicon:
             self._conn = None
 
     # -- writes ------------------------------------------------------------------------------------
-    def replace_file(self, repo: str, path: str, symbols: list[Symbol], chunks: list[Chunk], new: bool) -> None:
+    def replace_file(self, repo: str, write: FileWrite) -> None:
         """A source file's definitions and chunks, in place of what the index held of it (nothing when
-        ``new``: a full run's empty index, or a file new to it)."""
+        ``write.new``: a full run's empty index, or a file new to it), with the definitions' vectors
+        when the write has them."""
         conn = self._writing()
+        path, new = write.file.path, write.new
         if not new:
             self._delete_at(conn, ("Symbol", "Chunk"), [path])
-        self._insert(conn, repo, "Symbol", [(s.id, path, None, s) for s in symbols], new)
-        self._insert(conn, repo, "Chunk", [(c.id, path, c.owner_id, c) for c in chunks], new)
+        self._insert(conn, repo, "Symbol", [(s.id, path, None, s) for s in write.symbols], new)
+        self._insert(conn, repo, "Chunk", [(c.id, path, c.owner_id, c) for c in write.chunks], new)
+        self._put_vectors(conn, _file_vectors(write))
 
     def replace_docs(self, repo: str, path: str, sections: list[DocSection], new: bool) -> None:
         conn = self._writing()
@@ -129,6 +142,31 @@ class Lexicon:
     def delete_commits(self, ids: list[str]) -> None:
         if ids:
             self._delete_ids(self._writing(), "Commit", ids)
+
+    def set_vectors(self, label: str, prop: str, ids: list[str], vectors: np.ndarray) -> None:
+        """Vectors computed after their rows were written (GraphWriter.set_vectors); kept for
+        definitions only (``VECTORS``)."""
+        if label == "Symbol" and prop in VECTORS and ids:
+            self._put_vectors(self._writing(), {prop: [(_blob(v), i) for i, v in zip(ids, vectors, strict=True)]})
+
+    @staticmethod
+    def _put_vectors(conn: sqlite3.Connection, rows: dict[str, list[tuple[bytes | None, str]]]) -> None:
+        for prop, values in rows.items():
+            assert prop in VECTORS
+            conn.executemany(f"UPDATE node SET {prop} = ? WHERE label = 'Symbol' AND id = ?", values)
+
+    def vectors(self, prop: str, ids: list[str]) -> dict[str, np.ndarray | None]:
+        """The definitions' ``prop`` vectors known here, by id: a vector, or None for a definition known
+        to have none; an id this does not know (a vector computed elsewhere) is left out."""
+        assert prop in VECTORS
+        out: dict[str, np.ndarray | None] = {}
+        conn = self._connection()
+        for part in _parts(list(dict.fromkeys(ids))):
+            marks = ", ".join("?" * len(part))
+            query = f"SELECT id, {prop} FROM node WHERE label = 'Symbol' AND id IN ({marks}) AND {prop} IS NOT NULL"
+            for node_id, blob in conn.execute(query, part):
+                out[node_id] = np.frombuffer(blob, dtype=np.float32) if blob else None
+        return out
 
     def clear(self) -> None:
         conn = self._writing()
@@ -204,22 +242,45 @@ class Lexicon:
             return []
         table = TABLES[(label, prop)]
         try:
-            rows = (
-                self._connection()
-                .execute(
-                    f"SELECT n.id, -bm25({table}) AS score, f.text, n.owner FROM {table} AS f"
-                    f" JOIN node AS n ON n.rowid = f.rowid WHERE {table} MATCH ? AND n.repo = ?"
-                    f" ORDER BY bm25({table}) LIMIT ?",
-                    (expression, repo, limit),
-                )
-                .fetchall()
+            # the best ``limit`` by FTS5's own rank first (BM25; it reads no row's text), then their ids
+            # and texts: joined before the limit, every match's text was read (50-150 ms on Django)
+            rows = self._connection().execute(
+                f"SELECT n.id, -hit.rank, t.text, n.owner FROM"
+                f" (SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS hit"
+                f" JOIN node AS n ON n.rowid = hit.rowid JOIN {table} AS t ON t.rowid = hit.rowid"
+                " WHERE n.repo = ? ORDER BY hit.rank",
+                (expression, limit, repo),
             )
+            found = rows.fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"the full-text index at {self.path} cannot be read: {exc}") from exc
-        return [(r[0], float(r[1]), r[2], r[3]) for r in rows]
+        return [(r[0], float(r[1]), r[2], r[3]) for r in found]
 
     def count(self, label: str) -> int:
         return int(self._connection().execute("SELECT count(*) FROM node WHERE label = ?", (label,)).fetchone()[0])
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _file_vectors(write: FileWrite) -> dict[str, list[tuple[bytes | None, str]]]:
+    """Per vector property, (vector, id) of the file's definitions that the write settles: with the
+    write's vectors, each retrievable definition's vector and ``_ABSENT`` for the others; a definition
+    without a docstring has no docstring vector, whatever the write carries. A write before its vectors
+    (``cg index --embed later``) settles only those."""
+    out: dict[str, list[tuple[bytes | None, str]]] = {"embedding": [], "doc_embedding": []}
+    vectors = iter(write.embeddings) if write.embeddings is not None else None
+    docs = write.doc_embeddings
+    for i, s in enumerate(write.symbols):
+        if vectors is not None:
+            out["embedding"].append((_blob(next(vectors)) if s.retrievable else _ABSENT, s.id))
+        doc = docs[i] if docs is not None else None
+        if doc is not None:
+            out["doc_embedding"].append((_blob(doc), s.id))
+        elif not s.docstring or (docs is not None and write.embeddings is not None):
+            out["doc_embedding"].append((_ABSENT, s.id))
+    return out
 
 
 def _parts(values: list[str], size: int = 500) -> Iterator[list[str]]:

@@ -7,15 +7,17 @@ syntax, a generation carries its own copy, a reader's copy is read-only and a mi
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cg.graph.generations import LEXICON
 from cg.graph.lexicon import Lexicon, match_expression
-from cg.graph.store import StoreError
+from cg.graph.store import FileWrite, StoreError
 from cg.lexical import analyze_query, analyze_text
-from cg.model import Chunk, CommitRecord, Symbol
+from cg.model import Chunk, CommitRecord, FileRecord, Symbol
 
 REPO = "github.com/acme/shop"
 
@@ -28,12 +30,17 @@ def _symbol(path: str, name: str, words: str, literals: str = "") -> Symbol:
     )  # fmt: skip
 
 
+def _write(symbols: list[Symbol], chunks: list[Chunk], new: bool, vectors: np.ndarray | None = None) -> FileWrite:
+    record = FileRecord(symbols[0].path, "python", "source", "sha", 9, "shop")
+    return FileWrite(record, symbols, vectors, chunks=chunks, new=new)
+
+
 def test_query_tokens_are_quoted_so_none_is_fts5_syntax(tmp_path: Path):
     assert match_expression("refund OR AND") == '"refund" OR "OR" OR "AND"'
     assert match_expression('near "quoted col:refund_id') == '"near" OR "quoted" OR "col" OR "refund" OR "id"'
     assert match_expression("  ") == ""
     lexicon = Lexicon(tmp_path / LEXICON, read_only=False)
-    lexicon.replace_file(REPO, "shop/refunds.py", [_symbol("shop/refunds.py", "refund_order", "and near")], [], True)
+    lexicon.replace_file(REPO, _write([_symbol("shop/refunds.py", "refund_order", "and near")], [], new=True))
     for hostile in ("AND", "NEAR(", '"', "*", "col:refund", "-refund", "^refund"):
         lexicon.search(REPO, "Symbol", "search_text", hostile, 5)  # no sqlite3.OperationalError
     hits = lexicon.search(REPO, "Symbol", "search_text", analyze_query("NEAR refund"), 5)
@@ -46,11 +53,11 @@ def test_a_file_written_again_replaces_its_rows_and_chunks_keep_their_owner(tmp_
     old = _symbol("shop/coupons.py", "validate_coupon", "expired coupon", analyze_text("coupon has expired"))
     chunk = Chunk("shop/coupons.py::validate_coupon#1", "shop/coupons.py::validate_coupon", "body",
                   "shop/coupons.py", 1, 3, "...", analyze_text("redemption limit reached"))  # fmt: skip
-    lexicon.replace_file(REPO, "shop/coupons.py", [old], [chunk], new=True)
+    lexicon.replace_file(REPO, _write([old], [chunk], new=True))
     hits = lexicon.search(REPO, "Chunk", "search_text", analyze_query("redemption limit"), 5)
     assert [(h[0], h[3]) for h in hits] == [(chunk.id, old.id)]
     new = _symbol("shop/coupons.py", "validate_coupon", "redeemed twice")
-    lexicon.replace_file(REPO, "shop/coupons.py", [new], [], new=False)
+    lexicon.replace_file(REPO, _write([new], [], new=False))
     assert lexicon.search(REPO, "Symbol", "search_text", analyze_query("expired"), 5) == []
     assert lexicon.search(REPO, "Symbol", "literals", analyze_query("expired"), 5) == []
     assert lexicon.search(REPO, "Chunk", "search_text", analyze_query("redemption"), 5) == []
@@ -93,3 +100,26 @@ def test_each_generation_has_its_own_copy(tmp_path: Path):
     assert hits[0] == "shop/payments/retry.py::chargeback_ledger_marker"
     generations = [p for p in (repo / ".cg" / "kuzu").iterdir() if p.is_dir()]
     assert [sorted(f.name for f in g.iterdir()) for g in generations] == [["graph.kuzu", LEXICON]]
+
+
+def test_definitions_vectors_are_kept_known_absent_or_left_to_the_graph(tmp_path: Path):
+    """A write with vectors settles each definition's (a lambda has none); a write before its vectors
+    settles only that a definition without a docstring has no docstring vector; set_vectors fills in."""
+    refund = _symbol("shop/refunds.py", "refund_order", "refund")
+    lam = replace(_symbol("shop/refunds.py", "refund_order.<lambda>", ""), kind="lambda")
+    assert not lam.retrievable
+    documented = replace(_symbol("shop/refunds.py", "void_refund", "void"), docstring="Void a pending refund.")
+    lexicon = Lexicon(tmp_path / LEXICON, read_only=False)
+    vector = np.arange(4, dtype=np.float32)
+    lexicon.replace_file(REPO, _write([refund, lam], [], new=True, vectors=np.vstack([vector])))
+    known = lexicon.vectors("embedding", [refund.id, lam.id, "shop/elsewhere.py::f"])
+    assert set(known) == {refund.id, lam.id} and known[lam.id] is None
+    assert known[refund.id] is not None and known[refund.id].tolist() == vector.tolist()
+    lexicon.replace_file(REPO, _write([refund, documented], [], new=False))  # vectors later
+    assert lexicon.vectors("embedding", [refund.id, documented.id]) == {}  # not known here: the graph has them
+    assert lexicon.vectors("doc_embedding", [refund.id, documented.id]) == {refund.id: None}
+    lexicon.set_vectors("Symbol", "embedding", [documented.id], np.vstack([vector * 2]))
+    lexicon.set_vectors("Chunk", "embedding", ["shop/refunds.py::<toc>"], np.vstack([vector]))  # not kept
+    found = lexicon.vectors("embedding", [documented.id])[documented.id]
+    assert found is not None and found.tolist() == (vector * 2).tolist()
+    lexicon.close()
