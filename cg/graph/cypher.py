@@ -112,8 +112,6 @@ DELETE_DECORATES_INTO = "MATCH ()-[r:DECORATES]->(s:Symbol {repo: $repo, path: $
 DELETE_EDGES_FROM_FILES = "MATCH (f:File {repo: $repo})-[r]->() WHERE f.id IN $paths DELETE r"
 DELETE_EDGES_FROM_SYMBOLS = f"MATCH (s:Symbol {{repo: $repo}})-[r:{_SOURCE_OWNED}]->() WHERE s.path IN $paths DELETE r"
 DELETE_DECORATES_INTO_FILES = "MATCH ()-[r:DECORATES]->(s:Symbol {repo: $repo}) WHERE s.path IN $paths DELETE r"
-# Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of
-# a file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here).
 # A changed file's stored definitions and chunks on Kùzu, compared with the new version so that only
 # what changed is written (KuzuStore._replace_file); the vectors' presence, not the vectors.
 STORED_SYMBOLS_OF = (
@@ -142,6 +140,8 @@ MOVE_SYMBOLS = (
 MOVE_CHUNKS = (
     "UNWIND $rows AS r MATCH (c:Chunk {repo: $repo, id: r.id}) SET c.start_line = r.start_line, c.end_line = r.end_line"
 )
+# Chunks are upserted in place and only the stale ones deleted: deleting and re-creating every chunk of
+# a file in one transaction crashes Kùzu 0.11.3 (a segfault, seen here).
 DELETE_STALE_CHUNKS = "MATCH (c:Chunk {repo: $repo, path: $path}) WHERE NOT c.id IN $keep DETACH DELETE c"
 DELETE_CHUNK_OWNERS = "MATCH (c:Chunk {repo: $repo, path: $path})-[p:PART_OF]->() DELETE p"
 LINK_CHUNKS = f"{_each_row('c', 'Chunk', 'id', 's', 'Symbol', 'owner_id')} CREATE (c)-[:PART_OF]->(s)"

@@ -305,13 +305,14 @@ class KuzuStore(CypherStore):
         stored = self._records(q.STORED_CHUNKS_OF, {"path": path}, q.STORED_CHUNK_COLUMNS)
         new_chunks, moved_chunks, gone_chunks = _changes(stored, chunks, _MOVES["Chunk"])
         created = {r["id"] for r in new_symbols}
+        recreated_chunks = {r["id"] for r in new_chunks}
         kept = self._edges_of_kept(path, {s["id"] for s in symbols}, only=created)
         self._write_all(
             [(q.DELETE_SYMBOLS_BY_ID, {"ids": ids}) for ids in (gone_symbols + sorted(created),) if ids]
-            + [(q.DELETE_CHUNKS_BY_ID, {"ids": ids}) for ids in (gone_chunks + [r["id"] for r in new_chunks],) if ids]
+            + [(q.DELETE_CHUNKS_BY_ID, {"ids": ids}) for ids in (gone_chunks + sorted(recreated_chunks),) if ids]
         )
         # a chunk is linked to its owner when either is new: deleting an owner took its chunks' links along
-        links = [c for c in chunks if c["owner_id"] in created or c["id"] in {r["id"] for r in new_chunks}]
+        links = [c for c in chunks if c["owner_id"] in created or c["id"] in recreated_chunks]
         statements = self._file_statements(write, False, new_symbols, new_chunks, links)
         statements += [(q.MOVE_SYMBOLS, {"rows": moved_symbols})] if moved_symbols else []
         statements += [(q.MOVE_CHUNKS, {"rows": moved_chunks})] if moved_chunks else []

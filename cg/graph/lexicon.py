@@ -8,19 +8,20 @@ edit of a function changes its text, so a one-file edit of Django paid 1.3-2.0 s
 (issue 19), and those rewritten pages were also what grew the database file between compactions.
 SQLite's FTS5 updates its b-trees in place for the rows that changed: a few milliseconds. It is in
 Python's standard library (no new dependency) and ranks by BM25 like Kùzu's, over the same analyzed
-text (cg/lexical.py), so the lexical arm's candidate pools stay what they were; the ranking of those
-candidates is cg's own, backend-independent BM25 (cg/queries/search.py) in any case.
+text (cg/lexical.py), so the lexical arm's candidate pools stay about what they were (Kùzu's index also
+dropped English stopwords; the question sets' figures moved by at most 0.01, benchmarks/RESULTS.md); the
+ranking of those candidates is cg's own, backend-independent BM25 (cg/queries/search.py) in any case.
 
 Layout: ``node`` maps each indexed node (label, id) to an integer rowid, with its path (for deleting a
 file's nodes), a chunk's owner and a definition's vectors (``VECTORS``: what ranking reads of a
-full-text candidate next, which Kùzu's own full-text index returned with the hit); one FTS5 table per full-text field (cypher.TEXT_FIELDS) holds the
-field's text under that rowid, with FTS5's full detail: without positions (``detail=column`` or
-``none``) the same files are a third smaller but ranking by BM25 took 5-15x longer (Django's 45k
-definitions, "model register admin site": 137 ms against 25 ms; FTS5's ``bm25`` reads a row's term
-counts from its position lists). The file lives inside the generation directory and is copied
-with it, so a run writes its staged generation's copy and readers keep the one they opened
-(cg/graph/generations.py); a reader opens it read-only. A failed run's writes go with its generation.
-"""
+full-text candidate next, which Kùzu's own full-text index returned with the hit); one FTS5 table per
+full-text field (cypher.TEXT_FIELDS) holds the field's text under that rowid, with FTS5's full detail:
+without positions (``detail=column`` or ``none``) Django's file was about a tenth smaller (128 MB
+against some 140 MB) but ranking by BM25 took 5-15x longer (Django's 45k definitions, "model register admin site": 137 ms against 25 ms; FTS5's
+``bm25`` reads a row's term counts from its position lists). The file lives inside the generation
+directory and is copied with it, so a run writes its staged generation's copy and readers keep the one
+they opened (cg/graph/generations.py); a reader opens it read-only. A failed run's writes go with its
+generation."""
 
 from __future__ import annotations
 
