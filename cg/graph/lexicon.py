@@ -17,11 +17,12 @@ file's nodes), a chunk's owner and a definition's vectors (``VECTORS``: what ran
 full-text candidate next, which Kùzu's own full-text index returned with the hit); one FTS5 table per
 full-text field (cypher.TEXT_FIELDS) holds the field's text under that rowid, with FTS5's full detail:
 without positions (``detail=column`` or ``none``) Django's file was about a tenth smaller (128 MB
-against some 140 MB) but ranking by BM25 took 5-15x longer (Django's 45k definitions, "model register admin site": 137 ms against 25 ms; FTS5's
-``bm25`` reads a row's term counts from its position lists). The file lives inside the generation
-directory and is copied with it, so a run writes its staged generation's copy and readers keep the one
-they opened (cg/graph/generations.py); a reader opens it read-only. A failed run's writes go with its
-generation."""
+against some 140 MB) but ranking by BM25 took 5-15x longer (Django's 45k definitions, "model register
+admin site": 137 ms against 25 ms; FTS5's ``bm25`` reads a row's term counts from its position lists).
+The file lives inside the generation directory and is copied with it, so a run writes its staged
+generation's copy and readers keep the one they opened (cg/graph/generations.py); a reader opens it
+read-only. A failed run's writes go with its generation.
+"""
 
 from __future__ import annotations
 
