@@ -114,21 +114,22 @@ DELETE_EDGES_FROM_SYMBOLS = f"MATCH (s:Symbol {{repo: $repo}})-[r:{_SOURCE_OWNED
 DELETE_DECORATES_INTO_FILES = "MATCH ()-[r:DECORATES]->(s:Symbol {repo: $repo}) WHERE s.path IN $paths DELETE r"
 # A changed file's stored definitions and chunks on Kùzu, compared with the new version so that only
 # what changed is written (KuzuStore._replace_file); the vectors' presence, not the vectors.
-STORED_SYMBOLS_OF = (
-    "MATCH (s:Symbol {repo: $repo, path: $path}) RETURN s.id, s.name, s.qualname, s.kind, s.signature,"
-    " s.docstring, s.text, s.header, s.search_text, s.literals, s.parent_id, s.language, s.file_kind,"
-    " s.embedding IS NOT NULL, s.doc_embedding IS NOT NULL, s.start_line, s.end_line, s.blob_sha, s.committed_at"
-)
 STORED_SYMBOL_COLUMNS = (
     "id", "name", "qualname", "kind", "signature", "docstring", "text", "header", "search_text", "literals",
     "parent_id", "language", "file_kind", "embedding", "doc_embedding", "start_line", "end_line", "blob_sha",
     "committed_at",
 )  # fmt: skip
-STORED_CHUNKS_OF = (
-    "MATCH (c:Chunk {repo: $repo, path: $path}) RETURN c.id, c.owner_id, c.kind, c.text, c.search_text,"
-    " c.embedding IS NOT NULL, c.start_line, c.end_line"
-)
 STORED_CHUNK_COLUMNS = ("id", "owner_id", "kind", "text", "search_text", "embedding", "start_line", "end_line")
+
+
+def _stored(var: str, label: str, columns: tuple[str, ...]) -> str:
+    """A file's rows of ``label`` with ``columns``, a vector column as whether it holds one."""
+    returned = ", ".join(f"{var}.{c} IS NOT NULL" if (label, c) in VECTOR_PROPS else f"{var}.{c}" for c in columns)
+    return f"MATCH ({var}:{label} {{repo: $repo, path: $path}}) RETURN {returned}"
+
+
+STORED_SYMBOLS_OF = _stored("s", "Symbol", STORED_SYMBOL_COLUMNS)
+STORED_CHUNKS_OF = _stored("c", "Chunk", STORED_CHUNK_COLUMNS)
 DELETE_SYMBOLS_BY_ID = "MATCH (s:Symbol {repo: $repo}) WHERE s.id IN $ids DETACH DELETE s"
 DELETE_CHUNKS_BY_ID = "MATCH (c:Chunk {repo: $repo}) WHERE c.id IN $ids DETACH DELETE c"
 # Where a kept definition or chunk sits, and the file's sha and time it inherits: set in place (integers

@@ -170,12 +170,6 @@ class Lexicon:
                 out[node_id] = np.frombuffer(blob, dtype=np.float32) if blob else None
         return out
 
-    def clear(self) -> None:
-        conn = self._writing()
-        conn.execute("DELETE FROM node")
-        for table in TABLES.values():
-            conn.execute(f"DELETE FROM {table}")
-
     def _insert(
         self,
         conn: sqlite3.Connection,
@@ -207,22 +201,18 @@ class Lexicon:
 
     def _delete_at(self, conn: sqlite3.Connection, labels: tuple[str, ...], paths: list[str]) -> None:
         for label in labels:
-            for part in _parts(paths):
-                marks = ", ".join("?" * len(part))
-                rowids = [
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT rowid FROM node WHERE label = ? AND path IN ({marks})", (label, *part)
-                    )
-                ]
-                self._delete_rows(conn, label, rowids)
+            self._delete_where(conn, label, "path", paths)
 
     def _delete_ids(self, conn: sqlite3.Connection, label: str, ids: list[str]) -> None:
-        for part in _parts(ids):
+        self._delete_where(conn, label, "id", ids)
+
+    def _delete_where(self, conn: sqlite3.Connection, label: str, column: str, values: list[str]) -> None:
+        """Delete the ``label`` rows whose ``column`` (``path`` or ``id``) is one of ``values``."""
+        assert column in ("path", "id")
+        for part in _parts(values):
             marks = ", ".join("?" * len(part))
-            query = f"SELECT rowid FROM node WHERE label = ? AND id IN ({marks})"
-            rowids = [r[0] for r in conn.execute(query, (label, *part))]
-            self._delete_rows(conn, label, rowids)
+            query = f"SELECT rowid FROM node WHERE label = ? AND {column} IN ({marks})"
+            self._delete_rows(conn, label, [r[0] for r in conn.execute(query, (label, *part))])
 
     @staticmethod
     def _delete_rows(conn: sqlite3.Connection, label: str, rowids: list[int]) -> None:
