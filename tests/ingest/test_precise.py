@@ -227,6 +227,31 @@ def test_other_languages_keep_the_generic_resolver(precise, generic):
     assert not any(e.resolved_by == "scip" for e in generic[0])
 
 
+def test_scip_typescript_without_hover_texts_answers_the_same(indexer, monkeypatch):
+    """cg runs scip-typescript through its runner (scip._lean), which leaves out the hover texts cg does
+    not read: the answers are those of the program run as it is, and the index holds no definition's texts."""
+    import cg.ingest.resolve.scip as scip
+
+    paths = sorted(str(p.relative_to(POLYGLOT)) for p in POLYGLOT.rglob("*") if p.suffix in (".ts", ".tsx", ".js"))
+    command, why = scip.find_indexer(scip.TYPESCRIPT, indexer)
+    assert command is not None, why
+
+    def answers() -> tuple[scip.Answers, object]:
+        indexes, why = scip.run_typescript(POLYGLOT, paths, command, 120, paths)
+        assert indexes is not None, why
+        ((base, data),) = indexes
+        read = read_index(data, set(paths), lambda rel: (POLYGLOT / rel).read_bytes(), scip.TYPESCRIPT, base)
+        return read, scip.parse_index(data)
+
+    lean, lean_index = answers()
+    monkeypatch.setattr(scip, "_lean", lambda command, tmp: command)
+    plain, plain_index = answers()
+    assert lean == plain and sum(len(v) for v in lean.values()) > 20
+    # what is left is a file's own module symbol, one per document
+    texts = [sum(len(d.symbols) for d in index.documents) for index in (lean_index, plain_index)]
+    assert texts[0] <= len(lean_index.documents) < texts[1]
+
+
 # -- a repository is untrusted: nothing written, nothing run -------------------------------------
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
