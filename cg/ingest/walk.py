@@ -88,7 +88,8 @@ def is_test_path(path: str) -> bool:
 
 def detect_language(name: str, data: bytes) -> str | None:
     """The language of a file: by extension or name (Dockerfile), else by its ``#!`` line."""
-    found = language_of_file(name, Path(name).suffix)
+    suffix = os.path.splitext(name)[1]
+    found = language_of_file(name, suffix if suffix != "." else "")  # Path(name).suffix, without a path object
     if found is not None:
         return found.name
     if data.startswith(b"#!"):
@@ -101,13 +102,14 @@ def detect_language(name: str, data: bytes) -> str | None:
     return None
 
 
-def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
+def _load_spec(directory: str | Path) -> pathspec.GitIgnoreSpec | None:
     lines: list[str] = []
     for name in (".gitignore", ".cgignore"):
-        candidate = directory / name
-        if candidate.is_file():
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate):
             try:
-                lines.extend(candidate.read_text("utf-8", "replace").splitlines())
+                with open(candidate, encoding="utf-8", errors="replace") as handle:
+                    lines.extend(handle.read().splitlines())
             except OSError:
                 continue
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
@@ -145,6 +147,17 @@ def _ignored(specs: list[tuple[Path, pathspec.GitIgnoreSpec]], path: Path, is_di
         except ValueError:
             continue
         decided = spec.check_file(rel + "/" if is_dir else rel).include
+        if decided is not None:
+            return decided
+    return False
+
+
+def _ignored_below(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
+    """``_ignored`` for the walk, which knows each ignore file's folder as a prefix of ``rel`` (the
+    path relative to the root, "" or ending in "/"), so no path objects are made per file."""
+    for base, spec in reversed(specs):
+        below = rel[len(base) :]
+        decided = spec.check_file(below + "/" if is_dir else below).include
         if decided is not None:
             return decided
     return False
@@ -193,37 +206,51 @@ def walk(
     root: Path, report: WalkReport, max_bytes: int = 1_000_000, only: set[str] | None = None
 ) -> Iterator[SourceFile]:
     """Yield the indexable source files under ``root`` in a stable order; count everything else.
-    With ``only`` (repo-relative paths), files outside it are neither read nor counted."""
-    root = root.resolve()
-    # (directory, spec) pairs: each .gitignore applies to paths relative to its own directory
-    specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
+    With ``only`` (repo-relative paths), files outside it are neither read nor counted.
 
-    for dirpath, dirnames, filenames in os.walk(root):
-        current = Path(dirpath)
-        specs[:] = [(b, s) for b, s in specs if current == b or b in current.parents]
-        spec = _load_spec(current)
+    Paths are plain strings here, each file's relative path one concatenation and its type and size
+    one ``lstat``: with a path object, a ``relative_to`` and an ``is_symlink`` per file, the walk of
+    Django's 6,800 files took 0.45-0.9 s of a one-file edit's run."""
+    root = root.resolve()
+    top = str(root)
+    # (the folder relative to root, "" or ending in "/", and its spec): each ignore file applies to
+    # paths relative to its own folder
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+
+    for dirpath, dirnames, filenames in os.walk(top):
+        here = os.path.relpath(dirpath, top)
+        prefix = "" if here == "." else here.replace(os.sep, "/") + "/"
+        specs[:] = [(b, s) for b, s in specs if prefix.startswith(b)]
+        spec = _load_spec(dirpath)
         if spec is not None:
-            specs.append((current, spec))
+            specs.append((prefix, spec))
         kept_dirs = []
         for d in sorted(dirnames):
-            if skipped_dir(d) or _ignored(specs, current / d, True):
+            if skipped_dir(d) or _ignored_below(specs, prefix + d, True):
                 report.ignored += 1
                 continue
             kept_dirs.append(d)
         dirnames[:] = kept_dirs
         for name in sorted(filenames):
-            abspath = current / name
-            rel = abspath.relative_to(root).as_posix()
+            rel = prefix + name
             if only is not None and rel not in only:
                 continue
             report.seen += 1
-            if skipped_file(name) or _ignored(specs, abspath, False) or abspath.is_symlink():
+            if skipped_file(name) or _ignored_below(specs, rel, False):
+                report.ignored += 1
+                continue
+            full = os.path.join(dirpath, name)
+            try:
+                info: os.stat_result | None = os.lstat(full)
+            except OSError:
+                info = None  # gone since the folder was listed: _read reports it unreadable
+            if info is not None and stat.S_ISLNK(info.st_mode):
                 report.ignored += 1
                 continue
             if secret_by_name(rel):  # never opened
                 report.secret_files.append(rel)
                 continue
-            source = _read(abspath, rel, report, max_bytes)
+            source = _read(full, info, rel, report, max_bytes)
             if source is None:
                 continue
             if secret_by_content(rel, source):
@@ -233,20 +260,20 @@ def walk(
             if language is None:
                 report.other_text += 1
                 continue
-            yield SourceFile(rel, abspath, language, source, git_blob_sha(source))
+            yield SourceFile(rel, Path(full), language, source, git_blob_sha(source))
 
 
-def _read(abspath: Path, rel: str, report: WalkReport, max_bytes: int) -> bytes | None:
+def _read(full: str, info: os.stat_result | None, rel: str, report: WalkReport, max_bytes: int) -> bytes | None:
+    """The file's bytes, or None with the reason counted; ``info`` is its ``lstat`` (None: it failed)."""
+    if info is None or not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device: reading it could block
+        report.unreadable.append(rel)
+        return None
+    if info.st_size > max_bytes:
+        report.too_large.append(rel)
+        return None
     try:
-        info = abspath.lstat()
-        if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device: reading it could block forever
-            report.unreadable.append(rel)
-            return None
-        size = info.st_size
-        if size > max_bytes:
-            report.too_large.append(rel)
-            return None
-        data = abspath.read_bytes()
+        with open(full, "rb") as handle:
+            data = handle.read()
     except OSError:
         report.unreadable.append(rel)
         return None
