@@ -97,16 +97,21 @@ def affected(
     # a changed decorator changes what calling the definitions it decorates runs (the wrapper it
     # returns, or the function itself): their callers name only the decorated function, so its name
     # counts as changed wherever a DECORATES edge leads from a changed definition
-    for entry in state.files.values():
-        for e in entry.edges:
-            if e.type == "DECORATES" and e.src in targets:
-                names.add(e.dst.rsplit("::", 1)[-1].rsplit("~", 1)[0].rsplit(".", 1)[-1])
+    if targets:
+        for entry in state.files.values():
+            for e in entry.edges:
+                if e.src in targets and e.type == "DECORATES":
+                    names.add(e.dst.rsplit("::", 1)[-1].rsplit("~", 1)[0].rsplit(".", 1)[-1])
     names.discard("")
+    # a target is a definition's id or a whole file's path (a module that appeared or vanished); an
+    # edge leads into a file when its end's id starts with the path and "::"
+    files = {t for t in targets if "::" not in t}
     out: set[str] = set()
     for path, ex in extractions.items():
         if path in touched or path not in state.files:
             continue
-        if any(e.dst in targets or e.dst.split("::", 1)[0] in targets for e in state.files[path].edges):
+        edges = state.files[path].edges
+        if any(e.dst in targets for e in edges) or (files and any(e.dst.split("::", 1)[0] in files for e in edges)):
             out.add(path)
         elif names and any(words & names for words in sites(ex)):  # no name changed: a body edit
             out.add(path)
