@@ -11,11 +11,14 @@ file beside the database (cg/graph/lexicon.py says why not Kùzu's fts extension
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -130,6 +133,16 @@ def interrupt_on_ctrl_c(interrupt: Callable[[], None]) -> Iterator[None]:
         os.close(read_end)
 
 
+def _return_freed_memory() -> None:
+    """glibc's ``malloc_trim``: the heap's free pages handed back to the system (elsewhere, nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator keeps what it keeps
+
+
 class KuzuStore(CypherStore):
     backend = "kuzu"
     batch_rows = 2000
@@ -138,6 +151,7 @@ class KuzuStore(CypherStore):
     bulk_rows = 20_000
     _bulk: BulkLoad | None = None  # the bulk load under way
     _ready: tuple[bool, int] | None = None  # (full, dimension) that ``prepare`` made ready for the next run
+    _copied = 0  # rows the bulk load copied since the database was opened (``_reopen``)
 
     def __init__(self, path: Path, read_only: bool = False, repo_key: str | None = None) -> None:
         """A store over one database file for the repository ``repo_key`` (default: the key of the
@@ -227,12 +241,33 @@ class KuzuStore(CypherStore):
             self._bulk = None
 
     def _flush(self) -> None:
-        """Copy the rows waiting in the bulk load (before any other statement runs)."""
+        """Copy the rows waiting in the bulk load (before any other statement runs), then give Kùzu's
+        memory back once ``bulk_rows`` rows were copied since the database was opened (``_reopen``)."""
         bulk = self._bulk
         if bulk is None or not bulk.pending:
             return
+        copied = bulk.pending
         for query, params in bulk.drain():
             self._conn.execute(query, self._params(query, params))
+        self._copied += copied
+        if self._copied >= self.bulk_rows:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Close the database and open it again, and ask the C allocator to return what it freed.
+
+        Why: Kùzu 0.11.3 keeps heap memory of its own for what a connection copied until the database
+        is closed: over Django's full write (63k nodes, 218k edges, 35 s) the C heap in use rose from
+        0.3 to 1.5 GB, and the run peaked at 2.8 GB of RSS. Neither its buffer pool (capped at 512 MB:
+        2.77 GB) nor a CHECKPOINT after each COPY (2.80 GB) changed that; closing gave the 1.2 GB back.
+        Reopened after each ``bulk_rows`` rows copied, the same run peaked at 1.70 GB with the same
+        write stage (34.8 s against 35; a reopen takes 0.1-0.2 s, about 16 on Django, none on a
+        project under ``bulk_rows``). Every statement commits on its own, so nothing is pending."""
+        self._copied = 0
+        path = self.path
+        self._close_db()
+        _return_freed_memory()
+        self._open(path, read_only=False)
 
     def _end_bulk(self) -> None:
         """Copy what waits and write statement by statement from now on: the next write is one the

@@ -32,6 +32,11 @@ class Stored(NamedTuple):
     graph: dict[str, set[tuple]]
     counts: dict[str, int]  # counts see a doubled edge that the graph's sets would hide
     vectors: dict[tuple[str, str], dict[str, np.ndarray]]
+    fulltext: list[list[str]]  # the full-text index's answers to FULLTEXT_QUESTIONS
+    reopened: int  # how often the writer closed and reopened the database (KuzuStore._reopen)
+
+
+FULLTEXT_QUESTIONS = ("verify stripe signature", "retry payment charge", "handler service", "invoice total")
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +55,21 @@ def _index(source: Path, target: Path, bulk_rows: int, embed: str, monkeypatch: 
     ``embed`` "later" the vectors are computed by a second, incremental run."""
     shutil.copytree(source, target)
     monkeypatch.setattr(KuzuStore, "bulk_rows", bulk_rows)
+    reopen, reopened = KuzuStore._reopen, []
+
+    def counted(store: KuzuStore) -> None:
+        reopened.append(store.path)
+        reopen(store)
+
+    monkeypatch.setattr(KuzuStore, "_reopen", counted)
     with open_index(target, read_only=False, create=True, resolver="name") as index:
         first = index.index(full=True, embed=embed)
         assert first.mode == "full"
         if embed == "later":
             assert index.index().unembedded_files == 0
     with open_store(settings_for(target, "kuzu"), read_only=True) as store:
-        return Stored(dump(store), store.stats(), vectors(store))
+        fulltext = [[doc for doc, _ in store.fulltext(analyze_query(q), 10)] for q in FULLTEXT_QUESTIONS]
+        return Stored(dump(store), store.stats(), vectors(store), fulltext, len(reopened))
 
 
 @pytest.mark.parametrize("embed", ["now", "later"])
@@ -72,6 +85,9 @@ def test_a_bulk_load_stores_what_the_statements_store(repo, embed, sources, tmp_
         assert not (diff := differences(got.graph, want.graph)), "\n".join(diff)
         assert got.counts == want.counts
         assert not vector_differences(got.vectors, want.vectors)
+        assert got.fulltext == want.fulltext and any(want.fulltext)
+        # every 7 rows copied, the database was closed and opened again (Kùzu's memory given back)
+        assert got.reopened > 3 if rows == 7 else got.reopened == 0
 
 
 def _symbol(path: str, scope: str) -> Symbol:
@@ -127,7 +143,7 @@ def _run(path: Path, bulk_rows: int) -> Stored:
         store.write_file(_file("shop/payments/retry.py", [RETRY], [], new=False))  # ends the load
         store.write_edges([Edge("CALLS", RETRY.id, "stripe.Refund", "Symbol", "External", 16, "import")])
     try:
-        return Stored(dump(store), store.stats(), vectors(store))
+        return Stored(dump(store), store.stats(), vectors(store), [], 0)
     finally:
         store.close()
 
@@ -184,7 +200,7 @@ def _index_neo4j(source: Path, target: Path, bulk_rows: int, embed: str, monkeyp
             assert first.mode == "full"
             if embed == "later":
                 assert index_repository(settings, store, embedder).unembedded_files == 0
-            return Stored(dump(store), store.stats(), vectors(store))
+            return Stored(dump(store), store.stats(), vectors(store), [], 0)
         finally:
             store.reset()
 
