@@ -117,7 +117,9 @@ def interrupt_on_ctrl_c(interrupt: Callable[[], None]) -> Iterator[None]:
                 with suppress(OSError):
                     os.write(previous, signals)
             if signal.SIGINT in signals and not done.is_set():
-                with suppress(RuntimeError):
+                # AttributeError: the connection was closed by a reopen (``_reopen``) a moment before;
+                # the main thread's KeyboardInterrupt still stops the run, without a thread's traceback
+                with suppress(RuntimeError, AttributeError):
                     interrupt()
 
     watcher = threading.Thread(target=watch, name="cg-kuzu-interrupt", daemon=True)

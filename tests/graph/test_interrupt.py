@@ -65,3 +65,30 @@ def test_ctrl_c_stops_a_long_kuzu_statement_and_keeps_the_last_generation(indexe
         assert store.get_meta("note") is None  # the interrupted run's generation never became current
         assert store.stats().get("Symbol", 0) > 100
     assert not [p for p in (repo / ".cg" / "kuzu").iterdir() if p.name.endswith(".tmp")]
+
+
+# Ctrl-C in the moment a bulk load reopens its database (KuzuStore._reopen): the connection the
+# watcher would interrupt is closed. The watcher must live on (a later Ctrl-C still interrupts Kùzu)
+# and print no thread's traceback. The script's own handler keeps the main thread running, so the
+# watcher's handling of the signal is seen whole.
+CLOSED = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from pathlib import Path
+    from cg.graph.kuzu_store import KuzuStore, interrupt_on_ctrl_c
+
+    store = KuzuStore(Path(sys.argv[1]) / "graph.kuzu")
+    signal.signal(signal.SIGINT, lambda *_: None)
+    with interrupt_on_ctrl_c(lambda: store._conn.interrupt()):
+        store._conn.close()
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+        print("watching", any(t.name == "cg-kuzu-interrupt" and t.is_alive() for t in threading.enumerate()))
+    """
+)
+
+
+def test_ctrl_c_while_the_database_is_reopened_keeps_the_watch_without_a_traceback(tmp_path: Path):
+    proc = subprocess.run([sys.executable, "-c", CLOSED, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "watching True" and "Exception in thread" not in proc.stderr, proc.stderr
