@@ -32,8 +32,8 @@ class Stored(NamedTuple):
     graph: dict[str, set[tuple]]
     counts: dict[str, int]  # counts see a doubled edge that the graph's sets would hide
     vectors: dict[tuple[str, str], dict[str, np.ndarray]]
-    fulltext: list[list[str]]  # the full-text index's answers to FULLTEXT_QUESTIONS
-    reopened: int  # how often the writer closed and reopened the database (KuzuStore._reopen)
+    fulltext: list[list[str]] | None = None  # the full-text index's answers to FULLTEXT_QUESTIONS
+    reopened: int = 0  # how often the writer closed and reopened the database (KuzuStore._reopen)
 
 
 FULLTEXT_QUESTIONS = ("verify stripe signature", "retry payment charge", "handler service", "invoice total")
@@ -143,7 +143,7 @@ def _run(path: Path, bulk_rows: int) -> Stored:
         store.write_file(_file("shop/payments/retry.py", [RETRY], [], new=False))  # ends the load
         store.write_edges([Edge("CALLS", RETRY.id, "stripe.Refund", "Symbol", "External", 16, "import")])
     try:
-        return Stored(dump(store), store.stats(), vectors(store), [], 0)
+        return Stored(dump(store), store.stats(), vectors(store))
     finally:
         store.close()
 
@@ -200,7 +200,7 @@ def _index_neo4j(source: Path, target: Path, bulk_rows: int, embed: str, monkeyp
             assert first.mode == "full"
             if embed == "later":
                 assert index_repository(settings, store, embedder).unembedded_files == 0
-            return Stored(dump(store), store.stats(), vectors(store), [], 0)
+            return Stored(dump(store), store.stats(), vectors(store))
         finally:
             store.reset()
 
