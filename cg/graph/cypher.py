@@ -263,6 +263,9 @@ FIND_SYMBOLS = (
     "MATCH (n:Symbol {repo: $repo}) WHERE n.id = $ref OR n.qualname = $ref OR n.name = $ref"
     f" OR n.qualname ENDS WITH $suffix RETURN {SUMMARY} ORDER BY n.qualname LIMIT $k"
 )
+CLASSES_NAMED = (
+    f"MATCH (n:Symbol {{repo: $repo}}) WHERE n.name IN $names AND n.kind IN $kinds RETURN {SUMMARY} ORDER BY n.qualname"
+)
 TEST_FUNCTIONS = (
     "MATCH (n:Symbol {repo: $repo}) WHERE n.file_kind = 'test' AND n.kind IN ['function', 'method']"
     f" RETURN {SUMMARY} ORDER BY n.id"

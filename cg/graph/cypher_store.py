@@ -41,7 +41,7 @@ from cg.graph.store import (
     touching_by_symbol,
     vector_param,
 )
-from cg.model import CommitRecord, DocSection, Edge, External
+from cg.model import CONTAINER_KINDS, CommitRecord, DocSection, Edge, External
 
 Statement = tuple[str, dict[str, Any]]
 _REPO_PARAM = re.compile(r"\$(?:repo\b|`repo`)")
@@ -328,6 +328,11 @@ class CypherStore(ABC):
 
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         return self._records(q.FIND_SYMBOLS, {"ref": ref, "suffix": "." + ref, "k": limit}, SUMMARY_FIELDS)
+
+    def classes_named(self, names: list[str]) -> list[dict[str, Any]]:
+        if not names:
+            return []
+        return self._records(q.CLASSES_NAMED, {"names": names, "kinds": sorted(CONTAINER_KINDS)}, SUMMARY_FIELDS)
 
     def test_functions(self) -> list[dict[str, Any]]:
         return self._records(q.TEST_FUNCTIONS, {}, SUMMARY_FIELDS)

@@ -361,6 +361,10 @@ class GraphReader(StoreHandle, Protocol):
     def find_symbols(self, ref: str, limit: int = 10) -> list[dict[str, Any]]:
         """SUMMARY_FIELDS of the symbols whose id, qualname, name or qualname suffix is ``ref``."""
 
+    def classes_named(self, names: list[str]) -> list[dict[str, Any]]:
+        """SUMMARY_FIELDS of the classes (and other containers: structs, interfaces) whose name is one of
+        ``names``, exactly: one query for the words of a question (``_spelled_members``)."""
+
     def test_functions(self) -> list[dict[str, Any]]:
         """SUMMARY_FIELDS of every function and method in a test file (fixtures and tests: what
         ``cg impact`` matches fixture parameters against)."""

@@ -642,6 +642,10 @@ def _pin_exact(
             # another case style only for a name of several words: ``Request`` is not ``request``
             other_style = len(split_identifier(token)) > 1
             named += [s for s in (symbols or {}).values() if (_named(token, s) if other_style else s["name"] == token)]
+        if not query.about_tests and any(not is_test(s) for s in named):
+            # a hook a test defines under the library's name (``def before_request():`` in a test) is
+            # a use of the name, not the definition the question names: it competes unpinned
+            named = [s for s in named if not is_test(s)]
         pinned.extend(s["id"] for s in named if s["id"] not in pinned)
     pinned.extend(doc for doc in _spelled_members(store, query) if doc not in pinned)
     pinned.extend(sorted(doc for doc in also or () if doc not in pinned))
@@ -649,12 +653,22 @@ def _pin_exact(
 
 
 _CLASS_WORD = re.compile(r"\b[A-Z][A-Za-z0-9]*\b")
-CLASS_WORDS = 6  # capitalised words of a question looked up as class names, at most
+# A lower-case word is looked up as the class of the same name capitalised ("how does flask dispatch
+# a request" names ``Flask``): people write a framework's or a model's name in lower case as often as
+# not. The method's words must still follow it, adjacent, so a common word ("request", "client") names
+# a class's method only when the question spells that method out.
+_LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{2,}\b")
+_QUESTION_WORDS = frozenset(
+    "how does what when where which who why are was were the this that there then with from into for and"
+    " not our its can get set".split()
+)
+CLASS_WORDS = 6  # capitalised words of a question looked up as class names, at most (and as many lower-case)
 BASE_DEPTH = 3  # base classes walked for inherited members
 
 
 def _spelled_members(store: GraphReader, query: Query) -> list[str]:
-    """Methods a question names in prose: a capitalised word that is exactly a class's name followed,
+    """Methods a question names in prose: a capitalised word that is exactly a class's name (or a
+    lower-case word that is one once capitalised, ``_LOWER_WORD``) followed,
     somewhere in the question, by the words of one of its methods' names, in order and adjacent once
     stop words are dropped. "how does Flask dispatch a request to a view?" names
     ``Flask.dispatch_request`` (the class's own or an inherited one, the most derived first), which
@@ -665,12 +679,20 @@ def _spelled_members(store: GraphReader, query: Query) -> list[str]:
     if query.identifiers:
         return []
     terms = analyze(query.text)
-    words = list(dict.fromkeys(_CLASS_WORD.findall(query.text)))
+    capitalised = list(dict.fromkeys(_CLASS_WORD.findall(query.text)))[:CLASS_WORDS]
+    lower = [w.capitalize() for w in _LOWER_WORD.findall(query.text) if w not in _QUESTION_WORDS]
+    words = list(dict.fromkeys(capitalised + lower[:CLASS_WORDS]))
     found: list[str] = []
-    for word in words[:CLASS_WORDS]:
-        classes = [
-            s["id"] for s in store.find_symbols(word, limit=10) if s["name"] == word and s["kind"] in CONTAINER_KINDS
-        ]
+    named: dict[str, list[str]] = {}
+    for s in store.classes_named(words):
+        named.setdefault(s["name"], []).append(s["id"])
+    for word in words:
+        after = terms
+        if word not in capitalised:  # a lower-case class word names the method whose words follow it at once
+            stemmed = analyze(word.lower())
+            at = next((i for i, term in enumerate(terms) if stemmed and term == stemmed[0]), len(terms))
+            after = terms[at + 1 :]
+        classes = named.get(word, [])
         if not classes:
             continue
         order, frontier = list(classes), list(classes)  # the classes, then their bases, nearest first
@@ -682,7 +704,8 @@ def _spelled_members(store: GraphReader, query: Query) -> list[str]:
         for member in store.members(order):
             owner = member.get("parent_id") or ""
             parts = [stem for part in split_identifier(member["name"]) for stem in analyze(part)]
-            if len(parts) < 2 or owner not in rank or not _adjacent(parts, terms):
+            spelled = _adjacent(parts, after) if after is terms else after[: len(parts)] == parts
+            if len(parts) < 2 or owner not in rank or not spelled:
                 continue
             if member["name"] not in best or rank[owner] < best[member["name"]][0]:
                 best[member["name"]] = (rank[owner], member["id"])

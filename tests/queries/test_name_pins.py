@@ -4,6 +4,7 @@ functions ``request`` are different things (as in requests, httpx and starlette)
 from __future__ import annotations
 
 from cg.api import open_index
+from cg.queries.lookup import is_test
 
 from ..ingest.helpers import indexed_tree
 
@@ -138,3 +139,61 @@ def test_a_class_named_in_prose_picks_its_own_method_and_the_flow_opens_on_it(tm
     names = [flow.nodes[i].node["qualname"] for i in flow.order]
     assert names.index("webapp.app.Webapp.dispatch_request") < names.index("webapp.views.View.dispatch_request"), names
     assert names[0].startswith("webapp.app.Webapp."), names
+
+
+def test_a_class_named_in_lower_case_picks_the_method_it_is_followed_by(tmp_path):
+    files = {"webapp/__init__.py": "", "webapp/app.py": APP, "webapp/http.py": HTTP, "webapp/views.py": VIEWS}
+    root = indexed_tree(tmp_path / "webapp-repo", files)
+    with open_index(root) as index:
+        lower = index.search("how does webapp dispatch a request to a view function?", limit=5).hits
+        # "view" is View in lower case, but "dispatch a request" does not follow it: no pin
+        later = index.search("how do we dispatch a request to a view?", limit=5).hits
+    pinned = [h.symbol["qualname"] for h in lower if "exact" in h.ranks]
+    assert pinned == ["webapp.app.Webapp.dispatch_request"], [h.symbol["qualname"] for h in lower]
+    assert not [h for h in later if "exact" in h.ranks], [h.symbol["qualname"] for h in later]
+
+
+HOOKS = '''
+class Scaffold:
+    def __init__(self):
+        self.before_request_funcs = []
+
+    def before_request(self, func):
+        """Register a function to run before each request."""
+        self.before_request_funcs.append(func)
+        return func
+
+    def preprocess_request(self):
+        """Run the before_request hooks; the first that returns a value ends the request."""
+        for func in self.before_request_funcs:
+            rv = func()
+            if rv is not None:
+                return rv
+        return None
+'''
+
+HOOK_TESTS = """
+from hooked.scaffold import Scaffold
+
+
+def test_a_hook_can_end_the_request():
+    app = Scaffold()
+
+    @app.before_request
+    def before_request():
+        return "stopped"
+
+    assert app.preprocess_request() == "stopped"
+"""
+
+
+def test_a_test_function_under_the_named_hook_is_not_pinned_beside_the_library_method(tmp_path):
+    files = {"hooked/__init__.py": "", "hooked/scaffold.py": HOOKS, "tests/test_hooks.py": HOOK_TESTS}
+    root = indexed_tree(tmp_path / "hooked-repo", files)
+    with open_index(root) as index:
+        hits = index.search("how are before_request hooks run", limit=5).hits
+        about_tests = index.search("which test defines a before_request hook", limit=5).hits
+    pinned = [h.symbol["qualname"] for h in hits if "exact" in h.ranks]
+    assert pinned == ["hooked.scaffold.Scaffold.before_request"], [h.symbol["qualname"] for h in hits]
+    # a question about tests keeps the test's function among the pins
+    assert any(is_test(h.symbol) for h in about_tests if "exact" in h.ranks), [h.symbol for h in about_tests]

@@ -238,11 +238,12 @@ def test_callees_compete_by_relevance_not_source_order(ctx):
     store, embedder = ctx
     charge = "shop/payments/service.py::PaymentService.charge_invoice"
     query = Query.parse("what happens after a card charge fails, does it get retried?").with_vector(embedder)
-    hits = search(store, embedder, query, limit=12)
+    # no search hits: the question's words and meaning alone (whether search ranks the retry among its
+    # first hits moves with the int8 kernels of the host's CPU; the relevance must not need it)
     by_order = {s.id for s in expand(store, [charge], "out", depth=1, fanout=4)}
-    by_relevance = expand(store, [charge], "out", depth=1, fanout=4, relevance=callee_relevance(store, query, hits))
+    by_relevance = expand(store, [charge], "out", depth=1, fanout=4, relevance=callee_relevance(store, query, []))
     assert RETRY not in by_order
     assert RETRY in {s.id for s in by_relevance}
-    scores = callee_relevance(store, query, hits)(store.calls([charge], "out"))
+    scores = callee_relevance(store, query, [])(store.calls([charge], "out"))
     assert scores[RETRY] > scores["shop/payments/models.py::Payment.record_attempt"]
     assert min(scores, key=scores.__getitem__) == "shop/payments/gateway.py::PaymentGateway.charge"
