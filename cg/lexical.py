@@ -100,6 +100,69 @@ QUESTION_WORDS = frozenset(
 )
 
 
+# Abbreviations code writes for the words a question spells out: "where are environment variables
+# read" must reach ``resolve_envvar_value``, whose words (``resolve``, ``envvar``, ``value``) hold no
+# "environment". A question's word (or two adjacent words) adds the short forms as extra lexical terms
+# (``query_expansions``); indexed text is left alone, so the index does not change and a question
+# that writes the short form matches as before. Only abbreviations common across languages and code
+# bases, each unambiguous for its long form: a word's stem -> the short forms as the index tokenizes them.
+# Words code writes in full as often as short are left out (request, response, function, length,
+# number, message, ...): on the development sets (shop, httpx) their short forms (req, resp, fn, len)
+# matched local variables everywhere and moved the right definitions down.
+ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    "environ": ("env",),
+    "environ variabl": ("envvar", "env"),
+    "variabl": ("var",),
+    "configur": ("config", "conf", "cfg"),
+    "context": ("ctx",),
+    "paramet": ("param",),
+    "argument": ("arg",),
+    "attribut": ("attr",),
+    "authent": ("auth",),
+    "author": ("auth",),
+    "connect": ("conn",),
+    "databas": ("db",),
+    "directori": ("dir",),
+    "address": ("addr",),
+    "initi": ("init",),
+    "templat": ("tmpl",),
+    "callback": ("cb",),
+    "except": ("exc",),
+    "implement": ("impl",),
+    "temporari": ("tmp", "temp"),
+    "packag": ("pkg",),
+    "maximum": ("max",),
+    "minimum": ("min",),
+    "repositori": ("repo",),
+    "librari": ("lib",),
+    "synchron": ("sync",),
+    "asynchron": ("async",),
+    "administr": ("admin",),
+    "applic": ("app",),
+    "dictionari": ("dict",),
+    "regular express": ("regex",),
+    "certif": ("cert",),
+    "password": ("passwd",),
+    "millisecond": ("ms",),
+    "identifi": ("id",),
+    "descript": ("desc",),
+    "transact": ("txn",),
+}
+
+
+def query_expansions(text: str) -> tuple[str, ...]:
+    """The short forms (``ABBREVIATIONS``) of a question's words and adjacent word pairs, in order,
+    without repeats and without any the question already holds."""
+    stems = [stem(w.lower()) for w in re.findall(r"[A-Za-z]+", text)]
+    found: dict[str, None] = {}
+    for i, word in enumerate(stems):
+        for key in (f"{stems[i - 1]} {word}" if i else "", word):
+            for short in ABBREVIATIONS.get(key, ()):
+                found[short] = None
+    held = set(analyze(text))
+    return tuple(short for short in found if short not in held)
+
+
 def analyze_query(text: str) -> str:
     tokens = analyze(text)
     kept = _tokens(text, QUESTION_WORDS)

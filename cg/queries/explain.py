@@ -173,11 +173,18 @@ class Explanation:
         }
 
 
-def _pick_seeds(hits: list[Hit], count: int) -> list[Hit]:
+def _pick_seeds(hits: list[Hit], count: int, about_tests: bool = False) -> list[Hit]:
+    """The first ``count`` hits, functions, methods and classes before the rest. A test seeds the
+    flow only when the question is about tests or no hit is library code: "how does flask handle an
+    exception raised in a view" is answered by the handlers, and the tests that reach them are listed
+    apart (a test as a step of the flow, or the flow starting at one, is noise the reader skips)."""
+
     def rank(h: Hit) -> int:
         primary = h.symbol["kind"] in _PRIMARY_KINDS
         return (0 if primary else 2) + (1 if is_test(h.symbol) else 0)
 
+    if not about_tests and any(not is_test(h.symbol) for h in hits):
+        hits = [h for h in hits if not is_test(h.symbol)]
     ordered = sorted(enumerate(hits), key=lambda ih: (rank(ih[1]), ih[0]))
     return [h for _, h in ordered[:count]]
 
@@ -447,7 +454,7 @@ def explain(
         result.nearest = hits[:3]
         result.sources = related_sources(store, embedder, query, {})
         return result
-    result.seeds = _pick_seeds(relevant or hits, seeds)  # the model said answerable: the best hits seed it
+    result.seeds = _pick_seeds(relevant or hits, seeds, query.about_tests)  # answerable: the best hits seed it
     weight = seed_weights(result.seeds)
     role = {h.id: "seed" for h in result.seeds}
     seed_ids = list(weight)

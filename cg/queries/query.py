@@ -21,7 +21,7 @@ import numpy as np
 
 from cg.config import Settings
 from cg.embed import Embedder
-from cg.lexical import analyze, analyze_query
+from cg.lexical import analyze, analyze_query, query_expansions
 from cg.queries.ranker_model import MODEL as RANKER_MODEL
 
 FUSIONS = ("learned", "score", "rrf")
@@ -132,6 +132,7 @@ class Query:
 
     text: str
     terms: tuple[str, ...]  # the lexical arm's analysed terms (cg.lexical.analyze_query), repeats kept
+    expansions: tuple[str, ...]  # short forms code writes for its words (cg.lexical.ABBREVIATIONS): lexical arm only
     identifiers: tuple[str, ...]  # tokens written as code, pinned when they name a definition
     quoted: tuple[str, ...]  # "exact strings" the question quotes
     phrases: tuple[str, ...]  # message-like text to find among string literals (quoted, or "Error: ...")
@@ -149,6 +150,7 @@ class Query:
         return cls(
             text=text,
             terms=tuple(analyze_query(text).split()),
+            expansions=query_expansions(text),
             identifiers=identifiers,
             quoted=quoted,
             phrases=phrases,

@@ -126,8 +126,9 @@ def _ordered(scores: dict[str, float]) -> list[str]:
 
 
 def lexical_scores(store: GraphReader, query: Query) -> dict[str, float]:
-    """Definition id -> cg's BM25 over the full-text candidates (see the module docstring)."""
-    return _owner_scores(store, bm25(store, query.terms, ("Symbol", "Chunk"), "lexical"))
+    """Definition id -> cg's BM25 over the full-text candidates (see the module docstring), the
+    question's terms and the short forms of its words (``Query.expansions``)."""
+    return _owner_scores(store, bm25(store, query.terms + query.expansions, ("Symbol", "Chunk"), "lexical"))
 
 
 def lexical_ranking(store: GraphReader, query: Query) -> list[str]:

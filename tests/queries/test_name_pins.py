@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cg.api import open_index
 from cg.queries.lookup import is_test
+from cg.queries.query import Query
 
 from ..ingest.helpers import indexed_tree
 
@@ -197,3 +198,66 @@ def test_a_test_function_under_the_named_hook_is_not_pinned_beside_the_library_m
     assert pinned == ["hooked.scaffold.Scaffold.before_request"], [h.symbol["qualname"] for h in hits]
     # a question about tests keeps the test's function among the pins
     assert any(is_test(h.symbol) for h in about_tests if "exact" in h.ranks), [h.symbol for h in about_tests]
+
+
+PARAMETERS = '''
+import os
+
+
+class Parameter:
+    """A command-line parameter: its name, its default and where its value comes from."""
+
+    def __init__(self, name, default=None, envvar=None):
+        self.name = name
+        self.default = default
+        self.envvar = envvar
+
+    def resolve_envvar_value(self, ctx):
+        """The value the variable named by ``envvar`` holds, or None when it is unset or empty."""
+        rv = os.getenv(self.envvar) if self.envvar else None
+        return rv or None
+
+    def get_default(self, ctx):
+        """The default when the command line does not give the parameter."""
+        return self.default() if callable(self.default) else self.default
+
+    def consume_value(self, ctx, opts):
+        """The value from the command line, else from the environment, else the default."""
+        value = opts.get(self.name)
+        if value is None:
+            value = self.resolve_envvar_value(ctx)
+        if value is None:
+            value = self.get_default(ctx)
+        return value
+'''
+
+FORMATTING = '''
+def format_help_record(name, help_text, width=78):
+    """One line of the help page: a parameter's name, padded, then its help text, wrapped to width."""
+    return f"{name:<24}{help_text}"[:width]
+
+
+def print_variables(values):
+    """Print each variable name with its value, one a line, the way the debug page shows them."""
+    for key, value in sorted(values.items()):
+        print(f"{key} = {value!r}")
+'''
+
+
+def test_a_question_in_full_words_finds_the_code_that_abbreviates_them(tmp_path, monkeypatch):
+    files = {"cli/__init__.py": "", "cli/params.py": PARAMETERS, "cli/formatting.py": FORMATTING}
+    root = indexed_tree(tmp_path / "cli-repo", files)
+    question = "where are environment variables read for parameter defaults?"
+    assert Query.parse(question).expansions == ("env", "envvar", "var", "param")
+    resolve = "cli.params.Parameter.resolve_envvar_value"
+    with open_index(root) as index:
+        result = index.search(question, limit=5)
+        monkeypatch.setattr("cg.queries.query.query_expansions", lambda text: ())
+        without = index.search(question, limit=5).hits
+    names = [h.symbol["qualname"] for h in result.hits]
+    # the lexical arm sees envvar for "environment variables" (consume_value, whose docstring says
+    # "from the environment", is a fair first); without the short forms it falls behind
+    assert resolve in names[:2], names
+    assert names.index(resolve) < [h.symbol["qualname"] for h in without].index(resolve), names
+    # coverage (explain's "names what was asked") still counts the question's own words only
+    assert "envvar" not in result.query.terms
