@@ -41,6 +41,48 @@ def cited(node: dict[str, Any]) -> dict[str, Any]:
     return {**{k: node.get(k) for k in keys}, "citation": citation(node)}
 
 
+# A stub: a function or method whose body only says that it is not implemented here (an abstract
+# method, a protocol's or an interface's member, a hook left for subclasses): Python's ``pass``,
+# ``...`` or ``raise NotImplementedError``, a bare docstring; ``throw new Error("not implemented")`` or
+# ``UnsupportedOperationException``; Rust's ``unimplemented!()``/``todo!()``; Go's
+# ``panic("not implemented")``; a signature without a body (``abstract``, TypeScript overloads). It
+# explains no flow: a question about how something works wants the overriding method that does it.
+_STUB_STATEMENT = re.compile(
+    r"(?:raise\s+NotImplementedError\b.*|pass|\.\.\.|return\s+NotImplemented"
+    r"|throw\s+new\s+\w*(?:Error|Exception)\(\s*(?:\"[^\"]*not\s+implemented[^\"]*\")?\s*\);?"
+    r"|(?:unimplemented|todo)!\(.*\);?|panic\(\"[^\"]*not\s+implemented[^\"]*\"\))",
+    re.I,
+)
+_DOCSTRING = re.compile(r'^\s*[rRuUbB]?("""|\'\'\')(?:.|\n)*?\1', re.M)
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*).*$")
+_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)[^\"']*$")  # "# pragma: no cover" after a statement
+STUB_LINES = 40  # longer definitions are never stubs (and their text is not fetched to check)
+
+
+def is_stub(node: dict[str, Any]) -> bool:
+    """A function or method whose stored ``text`` is a stub (see ``_STUB_STATEMENT``)."""
+    if node.get("kind") not in ("function", "method"):
+        return False
+    text = _DOCSTRING.sub("", node.get("text") or "")
+    lines = [_TRAILING_COMMENT.sub("", line).strip() for line in text.splitlines() if not _COMMENT.match(line)]
+    lines = [line for line in lines if line]
+    lines = [line for line in lines if not line.startswith("@")]  # decorators
+    if not lines:
+        return False
+    head, body = lines[0], lines[1:]
+    if head.rstrip().endswith(";") and "{" not in head:  # a signature without a body
+        return True
+    if head.rstrip().endswith("{") or head.rstrip().endswith(":"):
+        body = [b for b in body if b not in ("}", "};")]
+    else:  # a one-line definition: the body follows the signature on its line
+        body = [re.split(r"\)\s*(?:->\s*[^:]+)?:\s*|\{\s*", head, maxsplit=1)[-1].rstrip("}").strip()]
+    if len(body) > 1 and body[0].startswith(("raise NotImplementedError(", "throw new")):
+        joined = " ".join(body)  # one statement over several lines: the message wrapped
+        if joined.count("(") == joined.count(")") and joined.rstrip(";").endswith(")"):
+            body = [joined]
+    return len(body) <= 1 and all(_STUB_STATEMENT.fullmatch(b) for b in body)
+
+
 _DUPLICATE = re.compile(r"~\d+")
 
 

@@ -37,7 +37,7 @@ from cg.graph.store import GraphReader
 from cg.lexical import analyze, split_identifier
 from cg.model import CONTAINER_KINDS, ResolvedBy, edge_rank
 from cg.queries.expand import expand
-from cg.queries.lookup import citation, is_example, is_test
+from cg.queries.lookup import STUB_LINES, citation, is_example, is_stub, is_test
 from cg.queries.query import Query, Ranking
 from cg.queries.unwrap import for_answers
 
@@ -325,7 +325,9 @@ def candidates(
 # flags; and the graph around the candidate: how many definitions call it (log), how many of the first
 # LINK_HITS fused hits it calls or is called by, whether it sits between two of them (called by one,
 # calling another: a link in the chain a flow question asks about), and the confidence of the most
-# trusted edge joining it to one of them (cg.model.ResolvedBy).
+# trusted edge joining it to one of them (cg.model.ResolvedBy); and whether it is a stub (an abstract
+# method, ``raise NotImplementedError``: cg.queries.lookup.is_stub), which shares the words of the
+# question with the method that overrides it and does the work.
 FEATURES = (
     "lexical",
     "vector",
@@ -342,6 +344,7 @@ FEATURES = (
     "linked",
     "between",
     "link_confidence",
+    "stub",
 )
 LINK_HITS = 10
 
@@ -374,6 +377,13 @@ def rank_features(
         if row.src in symbols and row.src not in hits:
             calls_hit.setdefault(row.src, set()).add(row.dst)
             confidence[row.src] = max(confidence.get(row.src, 0.0), _edge_confidence(row.resolved_by))
+    short = [
+        doc
+        for doc in ids
+        if (symbols.get(doc) or {}).get("kind") in ("function", "method")
+        and int(symbols[doc].get("end_line") or 0) - int(symbols[doc].get("start_line") or 0) < STUB_LINES
+    ]
+    stubs = {doc for doc, node in store.symbols(short, with_text=True).items() if is_stub(node)}
     ranked = apply_priors(query, pool, symbols, priors)  # the hand-set ranking's score, the first's = 1
     top = max((score for _, score, _ in ranked[:1]), default=0.0) or 1.0
     fused = {doc: max(score, 0.0) / top for doc, score, _ in ranked}
@@ -402,6 +412,7 @@ def rank_features(
             "linked": min(len(up | down), 3) / 3,
             "between": float(bool(up) and bool(down) and up != down),
             "link_confidence": confidence.get(doc, 0.0) if up | down else 0.0,
+            "stub": float(doc in stubs),
         }
     return out
 

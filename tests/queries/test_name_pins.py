@@ -3,9 +3,12 @@ functions ``request`` are different things (as in requests, httpx and starlette)
 
 from __future__ import annotations
 
+import pytest
+
 from cg.api import open_index
-from cg.queries.lookup import is_test
+from cg.queries.lookup import is_stub, is_test
 from cg.queries.query import Query
+from cg.queries.search import candidates
 
 from ..ingest.helpers import indexed_tree
 
@@ -261,3 +264,42 @@ def test_a_question_in_full_words_finds_the_code_that_abbreviates_them(tmp_path,
     assert names.index(resolve) < [h.symbol["qualname"] for h in without].index(resolve), names
     # coverage (explain's "names what was asked") still counts the question's own words only
     assert "envvar" not in result.query.terms
+
+
+@pytest.mark.parametrize(
+    ("text", "stub"),
+    [
+        ('def dispatch_request(self):\n    """Subclasses override this."""\n    raise NotImplementedError()\n', True),
+        (
+            "def handle_request(self, request):\n    raise NotImplementedError(\n"
+            '        "The handle_request method must be implemented."\n    )  # pragma: no cover\n',
+            True,
+        ),
+        ("def close(self) -> None:\n    pass  # nothing to release\n", True),
+        ("def on_enter(self, state): ...\n", True),
+        ('def validate(self, value):\n    """Hook: check the value."""\n', True),
+        ("abstract charge(amountCents: number): Promise<Receipt>;", True),
+        ('charge(amountCents) {\n  throw new Error("not implemented");\n}', True),
+        ('func (g *Gateway) Refund(id string) error {\n\tpanic("not implemented")\n}', True),
+        ("def total_cents(self):\n    return self._total_cents\n", False),
+        ("def renew(self):\n    self.period += 1\n    return create_invoice(self)\n", False),
+        (
+            "def charge(self, invoice):\n    if not invoice.due:\n        raise NotImplementedError\n    return 1\n",
+            False,
+        ),
+    ],
+)
+def test_a_stub_is_a_body_that_does_nothing_but_say_so(text, stub):
+    assert is_stub({"kind": "method", "text": text}) is stub
+
+
+def test_a_stub_is_a_ranking_feature(tmp_path):
+    files = {"webapp/__init__.py": "", "webapp/app.py": APP, "webapp/http.py": HTTP, "webapp/views.py": VIEWS}
+    root = indexed_tree(tmp_path / "webapp-repo", files)
+    with open_index(root) as index:
+        query = Query.parse("how do we dispatch a request to a view?").with_vector(index.embedder)
+        pool, symbols, features, _ = candidates(index.store, query, 10, index.ranking, with_features=True)
+    assert features is not None
+    by_name = {symbols[doc]["qualname"]: features[doc]["stub"] for doc, _, _ in pool if doc in symbols}
+    assert by_name["webapp.views.View.dispatch_request"] == 1.0
+    assert by_name["webapp.app.Webapp.dispatch_request"] == 0.0
