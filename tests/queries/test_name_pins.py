@@ -303,3 +303,11 @@ def test_a_stub_is_a_ranking_feature(tmp_path):
     by_name = {symbols[doc]["qualname"]: features[doc]["stub"] for doc, _, _ in pool if doc in symbols}
     assert by_name["webapp.views.View.dispatch_request"] == 1.0
     assert by_name["webapp.app.Webapp.dispatch_request"] == 0.0
+
+
+def test_a_test_seeds_the_flow_only_when_the_question_is_about_tests(tmp_path):
+    files = {"hooked/__init__.py": "", "hooked/scaffold.py": HOOKS, "tests/test_hooks.py": HOOK_TESTS}
+    root = indexed_tree(tmp_path / "hooked-repo", files)
+    with open_index(root) as index:
+        flow = index.explain("how is a hook that returns stopped handled")
+    assert flow.seeds and not [h for h in flow.seeds if is_test(h.symbol)], [h.id for h in flow.seeds]
