@@ -116,6 +116,10 @@ def test_open_index_refuses_a_missing_directory_and_a_file(tmp_path):
         ("how does the async webhook handler await the invoice?", (), (), False, True),
         ("does charge_invoice block on a sync gateway call?", ("charge_invoice",), (), False, False),
         ("payments", ("payments",), (), False, None),
+        # the library's test tooling is library code; "latest" holds the word but is not about tests
+        ("how does the test client send a request to the app?", (), (), False, None),
+        ("where is the latest invoice looked up?", (), (), False, None),
+        ("is the refund path tested, and by which test?", (), (), True, None),
     ],
 )
 def test_query_parses_a_question_once(question, identifiers, quoted, about_tests, async_side):

@@ -115,6 +115,23 @@ def message_phrases(text: str, quoted: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(pieces)
 
 
+# A question about tests ("which tests cover X", "the test for refunds", "is this tested"): test code
+# is then not ranked down nor kept out of explain's flow. The library's own test tooling is not that:
+# "how does the test client send a request" asks about FlaskClient, "the testing runner" about
+# CliRunner, whose words only start with "test"; nor is a word that merely holds it ("latest").
+_TEST_WORD = re.compile(r"\btest(?:s|ed|ing)?\b|\bpytest\b|\bunit\s?tests?\b", re.I)
+_TEST_TOOLING = re.compile(
+    r"\btest(?:ing)?[\s_-]+(?:client|runner|request|app|application|server|context|utilit(?:y|ies)|helpers?"
+    r"|mode|config|response|environ|cli)\b",
+    re.I,
+)
+
+
+def about_tests(text: str) -> bool:
+    """Whether a question asks about test code (see ``_TEST_WORD``)."""
+    return bool(_TEST_WORD.search(_TEST_TOOLING.sub(" ", text)))
+
+
 def intent_of(text: str, identifiers: tuple[str, ...], phrases: tuple[str, ...]) -> str:
     """What the question asks for (see INTENTS)."""
     if _IMPACT.search(text):
@@ -155,7 +172,7 @@ class Query:
             quoted=quoted,
             phrases=phrases,
             intent=intent_of(text, identifiers, phrases),
-            about_tests="test" in text.lower(),
+            about_tests=about_tests(text),
             async_side=None if wants_sync == wants_async else wants_async,
         )
 
