@@ -70,6 +70,10 @@ def is_stub(node: dict[str, Any]) -> bool:
     if not lines:
         return False
     head, body = lines[0], lines[1:]
+    depth = head.count("(") - head.count(")")
+    while depth > 0 and body:  # a signature over several lines: its head ends where its parentheses close
+        head, body = f"{head} {body[0]}", body[1:]
+        depth = head.count("(") - head.count(")")
     if head.rstrip().endswith(";") and "{" not in head:  # a signature without a body
         return True
     if head.rstrip().endswith("{") or head.rstrip().endswith(":"):
