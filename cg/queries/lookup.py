@@ -56,6 +56,7 @@ _STUB_STATEMENT = re.compile(
 _DOCSTRING = re.compile(r'^\s*[rRuUbB]?("""|\'\'\')(?:.|\n)*?\1', re.M)
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*).*$")
 _TRAILING_COMMENT = re.compile(r"\s+(?:#|//)[^\"']*$")  # "# pragma: no cover" after a statement
+_OVERLOAD = re.compile(r"@(?:typing\.|t\.)?overload\b")
 STUB_LINES = 40  # longer definitions are never stubs (and their text is not fetched to check)
 
 
@@ -66,6 +67,8 @@ def is_stub(node: dict[str, Any]) -> bool:
     text = _DOCSTRING.sub("", node.get("text") or "")
     lines = [_TRAILING_COMMENT.sub("", line).strip() for line in text.splitlines() if not _COMMENT.match(line)]
     lines = [line for line in lines if line]
+    if any(_OVERLOAD.match(line) for line in lines):
+        return False  # an overload's signature: one face of the function, whose body is elsewhere
     lines = [line for line in lines if not line.startswith("@")]  # decorators
     if not lines:
         return False

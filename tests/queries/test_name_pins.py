@@ -279,6 +279,8 @@ def test_a_question_in_full_words_finds_the_code_that_abbreviates_them(tmp_path,
         ("def handle_request(\n    self, request: Request\n) -> Response:\n    raise NotImplementedError\n", True),
         ("def send(\n    self,\n    request,\n) -> Response:\n    return self._transport.handle(request)\n", False),
         ("def on_enter(self, state): ...\n", True),
+        # an overload is one signature of a function implemented below it, not a stub
+        ("@typing.overload\ndef compile(\n    self,\n    source: str,\n) -> CodeType: ...\n", False),
         ('def validate(self, value):\n    """Hook: check the value."""\n', True),
         ("abstract charge(amountCents: number): Promise<Receipt>;", True),
         ('charge(amountCents) {\n  throw new Error("not implemented");\n}', True),
