@@ -52,6 +52,11 @@ def request(method, url, **kwargs):
 '''
 
 
+def pinned(hits) -> list[str]:
+    """The qualified names of the hits a name in the question pinned."""
+    return [h.symbol["qualname"] for h in hits if "exact" in h.ranks]
+
+
 def test_a_one_word_class_name_pins_the_class_not_the_same_word_in_lower_case(tmp_path):
     files = {"wire/__init__.py": "", "wire/models.py": MODELS, "wire/client.py": CLIENT}
     repo = indexed_tree(tmp_path / "wire-repo", files)
@@ -59,11 +64,10 @@ def test_a_one_word_class_name_pins_the_class_not_the_same_word_in_lower_case(tm
         hits = index.search("Cleanup `Request` method parameter", limit=5).hits
         missing = index.search("Drop unused Request.cookies", limit=5).hits
         attribute = index.search("Make Request.content optional", limit=5).hits
-    pinned = [h.symbol["qualname"] for h in hits if "exact" in h.ranks]
-    assert pinned == ["wire.models.Request"], [h.symbol["qualname"] for h in hits]
+    assert pinned(hits) == ["wire.models.Request"], [h.symbol["qualname"] for h in hits]
     # a member the class does not have: the class; one its constructor assigns: the constructor too
-    assert [h.symbol["qualname"] for h in missing if "exact" in h.ranks] == ["wire.models.Request"]
-    assert {h.symbol["qualname"] for h in attribute if "exact" in h.ranks} == {
+    assert pinned(missing) == ["wire.models.Request"]
+    assert set(pinned(attribute)) == {
         "wire.models.Request",
         "wire.models.Request.__init__",
     }
@@ -152,9 +156,8 @@ def test_a_class_named_in_lower_case_picks_the_method_it_is_followed_by(tmp_path
         lower = index.search("how does webapp dispatch a request to a view function?", limit=5).hits
         # "view" is View in lower case, but "dispatch a request" does not follow it: no pin
         later = index.search("how do we dispatch a request to a view?", limit=5).hits
-    pinned = [h.symbol["qualname"] for h in lower if "exact" in h.ranks]
-    assert pinned == ["webapp.app.Webapp.dispatch_request"], [h.symbol["qualname"] for h in lower]
-    assert not [h for h in later if "exact" in h.ranks], [h.symbol["qualname"] for h in later]
+    assert pinned(lower) == ["webapp.app.Webapp.dispatch_request"], [h.symbol["qualname"] for h in lower]
+    assert not pinned(later), [h.symbol["qualname"] for h in later]
 
 
 HOOKS = '''
@@ -197,8 +200,7 @@ def test_a_test_function_under_the_named_hook_is_not_pinned_beside_the_library_m
     with open_index(root) as index:
         hits = index.search("how are before_request hooks run", limit=5).hits
         about_tests = index.search("which test defines a before_request hook", limit=5).hits
-    pinned = [h.symbol["qualname"] for h in hits if "exact" in h.ranks]
-    assert pinned == ["hooked.scaffold.Scaffold.before_request"], [h.symbol["qualname"] for h in hits]
+    assert pinned(hits) == ["hooked.scaffold.Scaffold.before_request"], [h.symbol["qualname"] for h in hits]
     # a question about tests keeps the test's function among the pins
     assert any(is_test(h.symbol) for h in about_tests if "exact" in h.ranks), [h.symbol for h in about_tests]
 
