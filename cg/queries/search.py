@@ -704,6 +704,8 @@ def _spelled_members(store: GraphReader, query: Query) -> list[str]:
             stemmed = analyze(word.lower())
             at = next((i for i, term in enumerate(terms) if stemmed and term == stemmed[0]), len(terms))
             after = terms[at + 1 :]
+            if len(after) < 2:  # no method of two words or more can follow: no walks for it
+                continue
         classes = named.get(word, [])
         if not classes:
             continue

@@ -64,10 +64,14 @@ def test_answers_are_the_same_with_the_graph_in_memory(indexed_shop, monkeypatch
 
 def test_a_reader_loads_the_graph_only_once_its_walks_have_cost_as_much(indexed_shop, monkeypatch):
     repo, _ = indexed_shop
-    monkeypatch.setattr(kuzu_store, "RESIDENT_AFTER", 0.05)
+    threshold = kuzu_store.RESIDENT_AFTER
+    monkeypatch.setattr(kuzu_store, "RESIDENT_AFTER", float("inf"))
     with open_index(repo) as index:
-        index.explain("how is a failed payment retried?")  # a one-shot command: a few ms of walks
-        assert index.store._resident is None and 0 < index.store._walked < 0.05
+        index.explain("how is a failed payment retried?")  # a one-shot command: some ms of walks
+        one_shot = index.store._walked
+        # far below the threshold, on a loaded machine too (the walks' time is wall time)
+        assert index.store._resident is None and 0 < one_shot < threshold / 5
+        monkeypatch.setattr(kuzu_store, "RESIDENT_AFTER", 4 * one_shot)  # what a few commands cost
         for _ in range(200):
             if index.store._resident is not None:
                 break
