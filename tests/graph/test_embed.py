@@ -98,9 +98,11 @@ def test_onnx_fp32_vectors_match_sentence_transformers(vectors: dict[str, np.nda
 
 
 def test_onnx_int8_vectors_stay_close(vectors: dict[str, np.ndarray]):
-    # measured on these texts: mean 0.994, min 0.991 (per-tensor int8, torch's or ONNX's: mean 0.91-0.93)
+    # measured on these texts: mean 0.994, min 0.991 on an Intel Xeon host; mean 0.992, min 0.9846 on
+    # an AMD EPYC one (ONNX Runtime's int8 kernels differ by CPU); per-tensor int8, torch's or ONNX's:
+    # mean 0.91-0.93
     cosines = (vectors["onnx-int8"] * vectors["torch"]).sum(axis=1)
-    assert cosines.mean() >= 0.99 and cosines.min() >= 0.985
+    assert cosines.mean() >= 0.99 and cosines.min() >= 0.98
 
 
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
@@ -198,7 +200,8 @@ def test_onnx_problems_are_one_clear_line(tmp_path: Path):
 def test_onnx_int8_mixed_keeps_closer_to_fp32_than_full_int8(vectors: dict[str, np.ndarray]):
     mixed = (vectors["onnx-int8-mixed"] * vectors["torch"]).sum(axis=1)
     full = (vectors["onnx-int8"] * vectors["torch"]).sum(axis=1)
-    assert mixed.mean() > full.mean() and mixed.min() >= 0.99
+    # min 0.988 on an AMD EPYC host, 0.99+ on an Intel Xeon one (the int8 kernels differ by CPU)
+    assert mixed.mean() > full.mean() and mixed.min() >= 0.985
 
 
 def test_int8_mixed_is_onnx_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
