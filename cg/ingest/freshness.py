@@ -4,8 +4,11 @@ unchanged files must be resolved again because a file they name changed (docs/fr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from cg.graph.store import SCHEMA_VERSION, StoreHandle
+from cg.ingest.languages.registry import resolved_by_python
+from cg.ingest.resolve.python import shared_names
 from cg.ingest.state import IndexState
 from cg.model import FileExtraction
 
@@ -48,6 +51,18 @@ def interface(ex: FileExtraction | None) -> dict[str, tuple]:
     return out
 
 
+def _bodies(ex: FileExtraction | None, body: Callable[[FileExtraction], dict[str, object]] | None) -> dict[str, object]:
+    """``affected``'s view of each definition's body: ``body``'s, or the text."""
+    if ex is None:
+        return {}
+    return body(ex) if body is not None else {s.id: s.text for s in ex.symbols}
+
+
+def _shared(ex: FileExtraction | None) -> dict[str, frozenset[tuple[str, ...]]]:
+    """``shared_names`` of a Python file (none for other languages: their resolvers read no body)."""
+    return shared_names(ex) if ex is not None and resolved_by_python(ex.file.language) else {}
+
+
 def sites(ex: FileExtraction) -> list[set[str]]:
     """The identifiers of every expression resolution looks at: callees, imports, bases, property reads."""
     out = [set(_WORD.findall(c.callee)) for c in ex.calls]
@@ -62,6 +77,7 @@ def affected(
     extractions: dict[str, FileExtraction],
     fresh: dict[str, FileExtraction],
     touched: set[str],
+    body: Callable[[FileExtraction], dict[str, object]] | None = None,
 ) -> set[str]:
     """Unchanged files whose edges may change because of the ``touched`` files (changed, added or
     removed), found by comparing each touched file's old and new version:
@@ -73,12 +89,20 @@ def affected(
       re-resolved (jedi infers through bodies: what ``make()`` returns decides what ``make().run()``
       calls), as is every file with an edge into a removed file;
     - a decorator whose body changed: every file that names a definition it decorates (calling
-      ``charge_card`` runs whatever ``@retry_on_decline`` returned).
+      ``charge_card`` runs whatever ``@retry_on_decline`` returned);
+    - a body that now fills a container, writes a registry or stores an attribute differently
+      (``hooks.listeners.append(AuditLog())``): every file that writes that attribute
+      (``.listeners``), since a loop over ``self.listeners`` elsewhere dispatches to what was
+      appended without any edge into the changed definition (``shared_names``).
 
-    A body-only edit thus costs its callers, not every file that imports the module. See
-    docs/freshness.md for what this leaves out and why."""
+    A body-only edit thus costs its callers, not every file that imports the module. ``body`` says
+    what of each definition's body counts (its whole text when None, as jedi needs; the name
+    resolver's facts, ``cg.ingest.resolve.python.body_inputs``, without it), so with the name resolver
+    an edit that keeps a body's facts costs no caller. See docs/freshness.md for what this leaves out
+    and why."""
     names: set[str] = set()
     targets: set[str] = set()
+    shared: set[str] = set()  # attributes a changed body fills or stores (``shared_names``)
     for path in touched:
         before = state.files[path].extraction if path in state.files else None
         after = fresh.get(path)
@@ -91,9 +115,13 @@ def affected(
         if (before is None or after is None) and either is not None:  # a module appeared or vanished
             names.add((either.file.module or path).rsplit(".", 1)[-1])
             targets.add(path)
-        old_text = {s.id: s.text for s in before.symbols} if before else {}
-        new_text = {s.id: s.text for s in after.symbols} if after else {}
+        old_text = _bodies(before, body)
+        new_text = _bodies(after, body)
         targets.update(sid for sid, text in old_text.items() if new_text.get(sid) != text)
+        old_shared, new_shared = _shared(before), _shared(after)
+        for sid in old_shared.keys() | new_shared.keys():
+            facts = old_shared.get(sid, frozenset()) ^ new_shared.get(sid, frozenset())
+            shared.update(fact[0] for fact in facts)
     # a changed decorator changes what calling the definitions it decorates runs (the wrapper it
     # returns, or the function itself): their callers name only the decorated function, so its name
     # counts as changed wherever a DECORATES edge leads from a changed definition
@@ -103,6 +131,7 @@ def affected(
                 if e.src in targets and e.type == "DECORATES":
                     names.add(e.dst.rsplit("::", 1)[-1].rsplit("~", 1)[0].rsplit(".", 1)[-1])
     names.discard("")
+    written = re.compile(r"\.(?:" + "|".join(sorted(map(re.escape, shared))) + r")\b") if shared else None
     # a target is a definition's id or a whole file's path (a module that appeared or vanished); an
     # edge leads into a file when its end's id starts with the path and "::"
     files = {t for t in targets if "::" not in t}
@@ -115,4 +144,6 @@ def affected(
             out.add(path)
         elif names and any(words & names for words in sites(ex)):  # no name changed: a body edit
             out.add(path)
+        elif written is not None and any(written.search(s.text) for s in ex.symbols):
+            out.add(path)  # it reads an attribute the changed body fills: what it dispatches to may change
     return out

@@ -34,7 +34,7 @@ from cg.ingest.languages import Extractors
 from cg.ingest.languages.registry import file_module, languages_of_kind, resolved_by_python
 from cg.ingest.resolve.generic import GenericResolver
 from cg.ingest.resolve.jedi_resolver import JediResults, run_jedi
-from cg.ingest.resolve.python import Resolver, defines_edges, jedi_names
+from cg.ingest.resolve.python import Resolver, body_inputs, defines_edges, jedi_names
 from cg.ingest.resolve.scip import INDEXERS as PRECISE_INDEXERS
 from cg.ingest.resolve.scip import LANGUAGES as PRECISE_LANGUAGES
 from cg.ingest.resolve.scip import PreciseJob, PreciseResults
@@ -683,10 +683,20 @@ def resolve_targets(planned: Plan, parsed: Parsed) -> tuple[set[str], set[str]]:
     """The unchanged files a change may redirect (``affected``), and every file to resolve: those and
     the changed ones."""
     touched = planned.changed_paths | set(planned.removed)
+    body = _name_resolver_bodies if planned.settings.resolver == "name" else None
     affected = (
-        freshness.affected(planned.state, parsed.extractions, parsed.fresh, touched) if planned.trusted else set()
+        freshness.affected(planned.state, parsed.extractions, parsed.fresh, touched, body) if planned.trusted else set()
     )
     return affected, set(parsed.fresh) | affected
+
+
+def _name_resolver_bodies(ex: FileExtraction) -> dict[str, object]:
+    """What of a definition's body can move another file's edges when jedi is off: for Python, the
+    facts the name resolver reads (``body_inputs``); for other languages the whole text, since a
+    compiler's precise pass may infer through a body (a TypeScript function's return type)."""
+    if resolved_by_python(ex.file.language):
+        return body_inputs(ex)
+    return {s.id: s.text for s in ex.symbols}
 
 
 def resolve(

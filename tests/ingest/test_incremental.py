@@ -239,3 +239,83 @@ def test_mentions_are_recomputed_only_when_a_name_a_document_could_write_changed
     assert not any("schedule_payment_retry" in str(row) for row in got["MENTIONS"])
     diff = differences(got, _full_rebuild(repo, embedder))
     assert not diff, "\n".join(diff)
+
+
+HOOKED_SHOP = {
+    "payments/__init__.py": "",
+    "payments/notify.py": (
+        "class ReceiptMailer:\n"
+        "    def handle(self, event):\n"
+        "        return ('receipt', event)\n\n\n"
+        "class AuditLog:\n"
+        "    def handle(self, event):\n"
+        "        return ('audit', event)\n"
+    ),
+    "payments/hooks.py": (
+        "class PaymentHooks:\n"
+        "    def __init__(self):\n"
+        "        self.listeners = []\n\n"
+        "    def fire(self, event):\n"
+        "        for listener in self.listeners:\n"
+        "            listener.handle(event)\n"
+    ),
+    "payments/setup.py": (
+        "from payments.hooks import PaymentHooks\n"
+        "from payments.notify import AuditLog, ReceiptMailer\n\n\n"
+        "def install_hooks():\n"
+        "    hooks = PaymentHooks()\n"
+        "    hooks.listeners.append(ReceiptMailer())\n"
+        "    return hooks\n"
+    ),
+    "payments/checkout.py": (
+        "from payments.setup import install_hooks\n\n\n"
+        "def checkout(order_id):\n"
+        "    hooks = install_hooks()\n"
+        "    hooks.fire(order_id)\n"
+        "    return order_id\n"
+    ),
+}
+
+
+def _edit_and_compare(tmp_path: Path, embedder: Embedder, files: dict[str, str], path: str, old: str, new: str):
+    """Index ``files``, replace ``old`` by ``new`` in ``path``, index again: the summary of that run and
+    the differences between its graph and a full rebuild's."""
+    repo = tmp_path / "shop"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    settings, store = _open("kuzu", repo)
+    try:
+        index_repository(settings, store, embedder)
+        edited = repo / path
+        assert old in edited.read_text()
+        edited.write_text(edited.read_text().replace(old, new))
+        summary = index_repository(settings, store, embedder)
+        assert summary.mode == "incremental"
+        got = dump(store)
+    finally:
+        store.close()
+    return summary, differences(got, _full_rebuild(repo, embedder))
+
+
+def test_a_body_edit_the_name_resolver_cannot_see_costs_no_caller(tmp_path: Path, embedder: Embedder) -> None:
+    """With the name resolver, a body edit that keeps what the resolver reads of the body (here a
+    logging line) re-resolves no other file: checkout.py calls install_hooks but cannot resolve
+    differently (Django's one-line edit of ``capfirst`` re-resolved its 11 callers' files)."""
+    logged = "    print(hooks)\n    return hooks\n"
+    summary, diff = _edit_and_compare(
+        tmp_path, embedder, HOOKED_SHOP, "payments/setup.py", "    return hooks\n", logged
+    )
+    assert summary.affected == 0
+    assert not diff, "\n".join(diff)
+
+
+def test_a_body_edit_that_changes_what_a_container_holds_moves_the_dispatch(tmp_path: Path, embedder: Embedder) -> None:
+    """``fire`` loops over ``self.listeners`` and calls ``handle`` on each: the name resolver takes the
+    classes appended to ``listeners`` anywhere (install_hooks, another file). Appending an AuditLog
+    instead is a body edit of install_hooks only, yet fire's edge must move from
+    ReceiptMailer.handle to AuditLog.handle, as a full rebuild has it."""
+    summary, diff = _edit_and_compare(
+        tmp_path, embedder, HOOKED_SHOP, "payments/setup.py", "append(ReceiptMailer())", "append(AuditLog())"
+    )
+    assert not diff, "\n".join(diff)

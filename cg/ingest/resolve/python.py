@@ -16,7 +16,7 @@ the repository and no builtin type has it (``unique``): a wrong edge costs more 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cg.ingest.languages.python import LANGUAGE
 from cg.ingest.resolve.flow import Decorator, definition_facts
@@ -176,6 +176,72 @@ def _assigned_attributes(text: str) -> list[str]:
 
 
 IMPLICIT = frozenset({"with", "iter", "next", "raise", "operator"})  # CallSite.via of code that runs dunders
+
+
+def body_inputs(ex: FileExtraction) -> dict[str, object]:
+    """Per definition of ``ex``, what this resolver (without jedi) reads of its body when it resolves
+    *other* files; an incremental run compares it before and after an edit (cg/ingest/freshness.py
+    ``affected``) to tell whether the callers of a definition whose body changed can resolve
+    differently. Everything ``Resolver`` takes from a definition's text goes through the facts below:
+    ``definition_facts`` (decorators, parameters, what it returns, what it stores, registers,
+    appends, binds, loops over, gets by name), the ``self.<name> =`` a class body assigns, the
+    containers a function fills, whether it calls ``super()``; and from the file's records those
+    scoped to it that come from a body and that ``interface`` does not compare: the lambdas it binds
+    or hands on (``CallableValue``) and the decorators it applies, without their lines (a line moved
+    by an edit above is no change a caller can see). A definition whose text does not parse on its
+    own keeps its whole text, so any change to it counts. Why: a body edit used to re-resolve every
+    file with an edge into the definition (jedi infers through bodies: what ``make()`` returns decides
+    what ``make().run()`` calls), 11 of Django's files for a one-line edit of ``capfirst``, about a
+    quarter of the edit's time; the name resolver only reads these facts, so an edit that keeps them
+    cannot move a caller's edge. Any new read of a definition's text in this module must be added
+    here: tests/ingest/test_incremental.py compares incremental runs with full rebuilds."""
+    lambdas: dict[str, list[tuple[str, str, str]]] = {}
+    for v in ex.callable_values:
+        lambdas.setdefault(v.scope_id, []).append((v.symbol_id, v.target, v.slot))
+    applied: dict[str, list[tuple[str, str, int, bool]]] = {}
+    for d in ex.decorations:
+        applied.setdefault(d.scope_id, []).append((d.decorated_id, d.expr, d.order, d.factory))
+    out: dict[str, object] = {}
+    for sym in ex.symbols:
+        facts = definition_facts(sym.text)
+        if facts is None:
+            out[sym.id] = sym.text
+            continue
+        out[sym.id] = (
+            replace(facts, loops=()),  # a loop's lines are read only for the definition's own sites
+            tuple((variable, expression) for variable, expression, _, _ in facts.loops),
+            tuple(_assigned_attributes(sym.text)) if sym.kind == "class" else (),
+            tuple(sorted(set(_FILLED_CONTAINER.findall(sym.text)))),
+            "super(" in sym.text,
+            tuple(lambdas.get(sym.id, ())),
+            tuple(applied.get(sym.id, ())),
+        )
+    return out
+
+
+def shared_names(ex: FileExtraction) -> dict[str, frozenset[tuple[str, ...]]]:
+    """Per definition of ``ex``, what its body does that code elsewhere meets with no edge between
+    them, each fact led by the attribute it goes through: the containers it fills
+    (``hooks.listeners.append(ReceiptMailer())``: a loop over ``self.listeners`` in another file
+    dispatches to what was appended), the registries it writes, the attributes it stores a parameter
+    or a lambda in, the ``self.<name>`` a class assigns. cg/ingest/freshness.py ``affected`` compares
+    them before and after an edit and re-resolves every file that writes ``.<name>`` for a fact that
+    changed: the definition's callers are not the files that can resolve differently."""
+    out: dict[str, set[tuple[str, ...]]] = {}
+    for v in ex.callable_values:
+        if v.slot == "":
+            out.setdefault(v.scope_id, set()).add((v.target.rpartition(".")[2], "lambda", v.target))
+    for sym in ex.symbols:
+        facts = definition_facts(sym.text)
+        shared = out.setdefault(sym.id, set())
+        shared.update((name, "filled") for name in _FILLED_CONTAINER.findall(sym.text))
+        if sym.kind == "class":
+            shared.update((name, "assigned") for name in _assigned_attributes(sym.text))
+        if facts is not None:
+            shared.update((c.rpartition(".")[2], "appended", c, value) for c, value in facts.appended)
+            shared.update((c.rpartition(".")[2], "registered", p, c) for p, c in facts.registered)
+            shared.update((attribute, "stored", p) for p, attribute in facts.stored)
+    return {k: frozenset(f for f in v if f[0].isidentifier()) for k, v in out.items()}
 
 
 def _callable_value(target: Target) -> bool:
