@@ -10,7 +10,10 @@ round pays for exporting the model):
    graph.
 2. ``cg index`` again, which computes the vectors (time to full vectors is 1 + 2).
 3. a one-line edit of one function body, then ``cg index``: the incremental time, with the stage
-   seconds the run reports.
+   seconds the run reports. With ``--edit-baseline REV``, the edit is timed ``EDIT_PAIRS`` times
+   against cg at that git revision (a temporary worktree run by the same Python), interleaved on the
+   same index: each run adds the line or takes it away again, baseline and current in turn, so the
+   ratio holds on a shared machine whose speed drifts.
 4. in the last round, answer latency on that index in a warm process (benchmarks/latency.py's
    measurement: explain, impact, path), and the CLI's start-up (``cg --help``).
 
@@ -18,6 +21,7 @@ The machine's load average is recorded at the start and the end; medians are ove
 
     python benchmarks/scale.py                                  # requests, 3 rounds, both configs
     python benchmarks/scale.py --projects django --rounds 1 --configs name
+    python benchmarks/scale.py --projects django --rounds 1 --configs name --edit-baseline <commit>
 """
 
 from __future__ import annotations
@@ -102,15 +106,51 @@ def fresh_cache(work: Path) -> Path:
     return cache
 
 
+EDIT_LINE = "    # reviewed: behaviour unchanged\n"
+EDIT_PAIRS = 3  # baseline and current edits per round with --edit-baseline
+
+
 def edit(repo: Path, project: str) -> None:
+    """Add the edit's line inside the function body, or take it away when it is there."""
     path, header = EDITS[project]
     file = repo / path
     text = file.read_text()
     at = text.index(header) + len(header)
-    file.write_text(text[:at] + "    # reviewed: behaviour unchanged\n" + text[at:])
+    if text[at:].startswith(EDIT_LINE):
+        file.write_text(text[:at] + text[at + len(EDIT_LINE) :])
+    else:
+        file.write_text(text[:at] + EDIT_LINE + text[at:])
 
 
-def one_round(project: str, source: Path, config: str, latency: bool) -> dict:
+def baseline_tree(rev: str, work: Path) -> Path:
+    """cg's source at ``rev``, in a temporary git worktree (removed by ``drop_baseline``)."""
+    tree = work / "baseline"
+    command = ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev]
+    subprocess.run(command, check=True, capture_output=True)
+    return tree
+
+
+def drop_baseline(tree: Path) -> None:
+    command = ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)]
+    subprocess.run(command, check=False, capture_output=True)
+
+
+def timed_edits(repo: Path, project: str, env: dict[str, str], baseline: Path) -> tuple[list[dict], list[dict]]:
+    """The one-file edit, ``EDIT_PAIRS`` times with the baseline's cg and with this one, in turn, both
+    as ``python -m cg.cli`` from the same interpreter (each its own source first on the path)."""
+    runs: dict[str, list[dict]] = {"baseline": [], "current": []}
+    for _ in range(EDIT_PAIRS):
+        for which, source in (("baseline", baseline), ("current", ROOT)):
+            edit(repo, project)
+            child = {**env, "PYTHONPATH": str(source)}
+            run_ = run([sys.executable, "-m", "cg.cli", "index", "--json"], repo, child)
+            if run_["summary"].get("mode") != "incremental":
+                raise SystemExit(f"the {which} edit run was not incremental: {run_['summary'].get('mode')}")
+            runs[which].append(run_)
+    return runs["baseline"], runs["current"]
+
+
+def one_round(project: str, source: Path, config: str, latency: bool, baseline: Path | None = None) -> dict:
     cg = str(Path(sys.executable).parent / "cg")
     work = Path(tempfile.mkdtemp(prefix="cg-scale-"))
     try:
@@ -123,6 +163,8 @@ def one_round(project: str, source: Path, config: str, latency: bool) -> dict:
         row["vectors_mb"] = disk_mb(repo / ".cg")
         edit(repo, project)
         row["edit"] = run([cg, "index", "--json"], repo, env)
+        if baseline is not None:
+            row["edit_baseline"], row["edit_current"] = timed_edits(repo, project, env, baseline)
         if latency:
             os.environ["CG_CACHE_DIR"] = env["CG_CACHE_DIR"]
             for key, value in CONFIGS[config].items():
@@ -153,18 +195,38 @@ def main() -> None:
     parser.add_argument("--projects", default="requests", help="comma-separated: requests, django")
     parser.add_argument("--configs", default="defaults,name", help="comma-separated: defaults, name")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--edit-baseline", metavar="REV", help="also time the edit against cg at this git revision")
     args = parser.parse_args()
     quiet_model_loading()
     projects = args.projects.split(",")
     configs = args.configs.split(",")
     load_start = os.getloadavg()
     rows: dict[tuple[str, str], list[dict]] = {}
+    work = Path(tempfile.mkdtemp(prefix="cg-scale-baseline-"))
+    baseline = baseline_tree(args.edit_baseline, work) if args.edit_baseline else None
+    revision = ""
+    if baseline is not None:
+        revision = subprocess.run(
+            ["git", "-C", str(baseline), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+    try:
+        rows = _rounds(args, projects, configs, baseline)
+    finally:
+        if baseline is not None:
+            drop_baseline(baseline)
+        shutil.rmtree(work, ignore_errors=True)
+    load_end = os.getloadavg()
+    _report(args, projects, rows, load_start, load_end, revision)
+
+
+def _rounds(args: argparse.Namespace, projects: list[str], configs: list[str], baseline: Path | None) -> dict:
+    rows: dict[tuple[str, str], list[dict]] = {}
     for round_no in range(args.rounds):
         for project in projects:
             source = fetch_sdist(*PROJECTS[project])
             for config in configs:
                 last = round_no == args.rounds - 1
-                r = one_round(project, source, config, latency=last)
+                r = one_round(project, source, config, latency=last, baseline=baseline)
                 rows.setdefault((project, config), []).append(r)
                 g = r["graph"]
                 print(
@@ -172,8 +234,17 @@ def main() -> None:
                     f" {g['cpu']:.0f} CPU s, {g['rss_mb']:.0f} MB peak; edit {r['edit']['wall']:.1f} s",
                     flush=True,
                 )
-    load_end = os.getloadavg()
+    return rows
 
+
+def _report(
+    args: argparse.Namespace,
+    projects: list[str],
+    rows: dict,
+    load_start: tuple[float, ...],
+    load_end: tuple[float, ...],
+    revision: str,
+) -> None:
     lines = [
         machine_line(),
         "",
@@ -228,6 +299,32 @@ def main() -> None:
             f"{next((r['startup'] for r in rs if 'startup' in r), float('nan')):.2f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    paired = {key: rs for key, rs in rows.items() if any("edit_current" in r for r in rs)}
+    if paired:
+        lines += [
+            "",
+            f"One-file edit against cg at {revision} (`--edit-baseline`), on the same index, {EDIT_PAIRS} runs"
+            " each per round, interleaved (baseline, current, baseline, ...); wall seconds, medians:",
+            "",
+            "| project | configuration | baseline s | current s | current / baseline | baseline runs | current runs "
+            "| current edit stages (last run) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for (project, config), rs in paired.items():
+            before = [x["wall"] for r in rs for x in r.get("edit_baseline", [])]
+            after = [x["wall"] for r in rs for x in r.get("edit_current", [])]
+            last = rs[-1]["edit_current"][-1]["summary"].get("seconds", {})
+            cells = [
+                label(project),
+                CONFIG_LABELS[config],
+                f"{med(before):.1f}",
+                f"{med(after):.1f}",
+                f"{med(after) / med(before):.2f}",
+                ", ".join(f"{w:.1f}" for w in before),
+                ", ".join(f"{w:.1f}" for w in after),
+                ", ".join(f"{k} {v:.1f}" for k, v in last.items() if v >= 0.05),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
     title = "Big repositories (benchmarks/scale.py)"
     if "django" in projects:
         title = "Big repositories: Django (benchmarks/scale.py)"
