@@ -151,6 +151,27 @@ def test_a_re_resolved_file_is_asked_of_jedi_in_full(tmp_path: Path, embedder: E
     assert summary.jedi_sites == sum(handed.values())
 
 
+def _edit_and_compare(tmp_path: Path, embedder: Embedder, files: dict[str, str], path: str, old: str, new: str):
+    """Index ``files``, replace ``old`` by ``new`` in ``path``, index again: the summary of that run and
+    the differences between its graph and a full rebuild's."""
+    repo = tmp_path / "shop"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    settings, store = _open("kuzu", repo)
+    try:
+        index_repository(settings, store, embedder)
+        edited = repo / path
+        assert old in edited.read_text()
+        edited.write_text(edited.read_text().replace(old, new))
+        summary = index_repository(settings, store, embedder)
+        assert summary.mode == "incremental"
+        got = dump(store)
+    finally:
+        store.close()
+    return summary, differences(got, _full_rebuild(repo, embedder))
+
+
 DECORATED_SHOP = {
     "payments/__init__.py": "",
     "payments/retry.py": (
@@ -182,21 +203,9 @@ def test_a_changed_decorator_re_resolves_the_callers_of_what_it_decorates(tmp_pa
     wrapper: the edge is checkout -> wrapper. When the decorator stops wrapping (returns the function
     itself), checkout's file names neither the decorator nor anything whose interface changed, yet its
     edge must move to charge_card: the incremental run must give what a full rebuild gives."""
-    repo = tmp_path / "shop"
-    for rel, text in DECORATED_SHOP.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    settings, store = _open("kuzu", repo)
-    try:
-        index_repository(settings, store, embedder)
-        retry = repo / "payments" / "retry.py"
-        retry.write_text(retry.read_text().replace("    return wrapper\n", "    return charge\n"))
-        summary = index_repository(settings, store, embedder)
-        assert summary.mode == "incremental"
-        got = dump(store)
-    finally:
-        store.close()
-    diff = differences(got, _full_rebuild(repo, embedder))
+    _, diff = _edit_and_compare(
+        tmp_path, embedder, DECORATED_SHOP, "payments/retry.py", "    return wrapper\n", "    return charge\n"
+    )
     assert not diff, "\n".join(diff)
 
 
@@ -275,27 +284,6 @@ HOOKED_SHOP = {
         "    return order_id\n"
     ),
 }
-
-
-def _edit_and_compare(tmp_path: Path, embedder: Embedder, files: dict[str, str], path: str, old: str, new: str):
-    """Index ``files``, replace ``old`` by ``new`` in ``path``, index again: the summary of that run and
-    the differences between its graph and a full rebuild's."""
-    repo = tmp_path / "shop"
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    settings, store = _open("kuzu", repo)
-    try:
-        index_repository(settings, store, embedder)
-        edited = repo / path
-        assert old in edited.read_text()
-        edited.write_text(edited.read_text().replace(old, new))
-        summary = index_repository(settings, store, embedder)
-        assert summary.mode == "incremental"
-        got = dump(store)
-    finally:
-        store.close()
-    return summary, differences(got, _full_rebuild(repo, embedder))
 
 
 def test_a_body_edit_the_name_resolver_cannot_see_costs_no_caller(tmp_path: Path, embedder: Embedder) -> None:
