@@ -188,8 +188,9 @@ def body_inputs(ex: FileExtraction) -> dict[str, object]:
     containers a function fills, whether it calls ``super()``; and from the file's records those
     scoped to it that come from a body and that ``interface`` does not compare: the lambdas it binds
     or hands on (``CallableValue``) and the decorators it applies, without their lines (a line moved
-    by an edit above is no change a caller can see). A definition whose text does not parse on its
-    own keeps its whole text, so any change to it counts. Why: a body edit used to re-resolve every
+    by an edit above is no change a caller can see). A module's own code (between its definitions)
+    and a definition whose text does not parse on its own keep their whole text, so any change to
+    them counts. Why: a body edit used to re-resolve every
     file with an edge into the definition (jedi infers through bodies: what ``make()`` returns decides
     what ``make().run()`` calls), 11 of Django's files for a one-line edit of ``capfirst``, about a
     quarter of the edit's time; the name resolver only reads these facts, so an edit that keeps them
@@ -203,8 +204,8 @@ def body_inputs(ex: FileExtraction) -> dict[str, object]:
         applied.setdefault(d.scope_id, []).append((d.decorated_id, d.expr, d.order, d.factory))
     out: dict[str, object] = {}
     for sym in ex.symbols:
-        facts = definition_facts(sym.text)
-        if facts is None:
+        facts = definition_facts(sym.text) if sym.kind != "module" else None
+        if facts is None:  # a module's code between its definitions counts whole, as does a text that does not parse
             out[sym.id] = sym.text
             continue
         out[sym.id] = (
