@@ -4,11 +4,11 @@ unchanged files must be resolved again because a file they name changed (docs/fr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from cg.graph.store import SCHEMA_VERSION, StoreHandle
 from cg.ingest.languages.registry import resolved_by_python
-from cg.ingest.resolve.python import shared_names
+from cg.ingest.resolve.python import body_inputs
 from cg.ingest.state import IndexState
 from cg.model import FileExtraction
 
@@ -51,16 +51,27 @@ def interface(ex: FileExtraction | None) -> dict[str, tuple]:
     return out
 
 
-def _bodies(ex: FileExtraction | None, body: Callable[[FileExtraction], dict[str, object]] | None) -> dict[str, object]:
+Bodies = Callable[[FileExtraction], Mapping[str, object]]  # ``affected``'s view of each definition's body
+
+
+def texts(ex: FileExtraction) -> dict[str, str]:
+    """Each definition's whole text: the view of a body jedi needs (it infers through any statement)."""
+    return {s.id: s.text for s in ex.symbols}
+
+
+def _bodies(ex: FileExtraction | None, body: Bodies | None) -> Mapping[str, object]:
     """``affected``'s view of each definition's body: ``body``'s, or the text."""
     if ex is None:
         return {}
-    return body(ex) if body is not None else {s.id: s.text for s in ex.symbols}
+    return (body or texts)(ex)
 
 
 def _shared(ex: FileExtraction | None) -> dict[str, frozenset[tuple[str, ...]]]:
-    """``shared_names`` of a Python file (none for other languages: their resolvers read no body)."""
-    return shared_names(ex) if ex is not None and resolved_by_python(ex.file.language) else {}
+    """``BodyFacts.shared`` per definition of a Python file (none for other languages: their resolvers
+    read no body)."""
+    if ex is None or not resolved_by_python(ex.file.language):
+        return {}
+    return {sid: facts.shared() for sid, facts in body_inputs(ex).items()}
 
 
 def sites(ex: FileExtraction) -> list[set[str]]:
@@ -77,7 +88,7 @@ def affected(
     extractions: dict[str, FileExtraction],
     fresh: dict[str, FileExtraction],
     touched: set[str],
-    body: Callable[[FileExtraction], dict[str, object]] | None = None,
+    body: Bodies | None = None,
 ) -> set[str]:
     """Unchanged files whose edges may change because of the ``touched`` files (changed, added or
     removed), found by comparing each touched file's old and new version:
@@ -93,7 +104,7 @@ def affected(
     - a body that now fills a container, writes a registry or stores an attribute differently
       (``hooks.listeners.append(AuditLog())``): every file that writes that attribute
       (``.listeners``), since a loop over ``self.listeners`` elsewhere dispatches to what was
-      appended without any edge into the changed definition (``shared_names``).
+      appended without any edge into the changed definition (``BodyFacts.shared``).
 
     A body-only edit thus costs its callers, not every file that imports the module. ``body`` says
     what of each definition's body counts (its whole text when None, as jedi needs; the name
@@ -102,7 +113,7 @@ def affected(
     and why."""
     names: set[str] = set()
     targets: set[str] = set()
-    shared: set[str] = set()  # attributes a changed body fills or stores (``shared_names``)
+    shared: set[str] = set()  # attributes a changed body fills or stores (``BodyFacts.shared``)
     for path in touched:
         before = state.files[path].extraction if path in state.files else None
         after = fresh.get(path)

@@ -12,7 +12,7 @@ import logging
 import resource
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache, cached_property
@@ -690,13 +690,11 @@ def resolve_targets(planned: Plan, parsed: Parsed) -> tuple[set[str], set[str]]:
     return affected, set(parsed.fresh) | affected
 
 
-def _name_resolver_bodies(ex: FileExtraction) -> dict[str, object]:
+def _name_resolver_bodies(ex: FileExtraction) -> Mapping[str, object]:
     """What of a definition's body can move another file's edges when jedi is off: for Python, the
     facts the name resolver reads (``body_inputs``); for other languages the whole text, since a
     compiler's precise pass may infer through a body (a TypeScript function's return type)."""
-    if resolved_by_python(ex.file.language):
-        return body_inputs(ex)
-    return {s.id: s.text for s in ex.symbols}
+    return body_inputs(ex) if resolved_by_python(ex.file.language) else freshness.texts(ex)
 
 
 def resolve(

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 
 from cg.ingest.languages.python import LANGUAGE
-from cg.ingest.resolve.flow import Decorator, definition_facts
+from cg.ingest.resolve.flow import Decorator, DefinitionFacts, definition_facts
 from cg.ingest.resolve.jedi_resolver import JediResults
 from cg.model import (
     AttributeRead,
@@ -178,7 +178,39 @@ def _assigned_attributes(text: str) -> list[str]:
 IMPLICIT = frozenset({"with", "iter", "next", "raise", "operator"})  # CallSite.via of code that runs dunders
 
 
-def body_inputs(ex: FileExtraction) -> dict[str, object]:
+@dataclass(frozen=True)
+class BodyFacts:
+    """What the name resolver reads of one definition's body (``body_inputs``); equal before and after an
+    edit when the edit cannot move another file's edge through it."""
+
+    facts: DefinitionFacts | None  # without the loops' lines; None when the text counts whole
+    loops: tuple[tuple[str, str], ...]  # (variable, expression) of each loop
+    assigned: tuple[str, ...]  # a class's ``self.<name> =``
+    filled: tuple[str, ...]  # the containers a function fills
+    calls_super: bool
+    lambdas: tuple[tuple[str, str, str], ...]  # (lambda id, target, slot) of the lambdas it binds or hands on
+    applied: tuple[tuple[str, str, int, bool], ...]  # (decorated id, expression, order, factory) it applies
+    text: str = ""  # the whole text, for a module's own code or a text that does not parse on its own
+
+    def shared(self) -> frozenset[tuple[str, ...]]:
+        """What the body does that code elsewhere meets with no edge between them, each fact led by the
+        attribute it goes through: the containers it fills (``hooks.listeners.append(ReceiptMailer())``:
+        a loop over ``self.listeners`` in another file dispatches to what was appended), the registries
+        it writes, the attributes it stores a parameter or a lambda in, the ``self.<name>`` a class
+        assigns. cg/ingest/freshness.py ``affected`` compares them before and after an edit and
+        re-resolves every file that writes ``.<name>`` for a fact that changed: the definition's callers
+        are not the files that can resolve differently."""
+        out: set[tuple[str, ...]] = {(t.rpartition(".")[2], "lambda", t) for _, t, slot in self.lambdas if slot == ""}
+        out.update((name, "filled") for name in self.filled)
+        out.update((name, "assigned") for name in self.assigned)
+        if self.facts is not None:
+            out.update((c.rpartition(".")[2], "appended", c, value) for c, value in self.facts.appended)
+            out.update((c.rpartition(".")[2], "registered", p, c) for p, c in self.facts.registered)
+            out.update((attribute, "stored", p) for p, attribute in self.facts.stored)
+        return frozenset(f for f in out if f[0].isidentifier())
+
+
+def body_inputs(ex: FileExtraction) -> dict[str, BodyFacts]:
     """Per definition of ``ex``, what this resolver (without jedi) reads of its body when it resolves
     *other* files; an incremental run compares it before and after an edit (cg/ingest/freshness.py
     ``affected``) to tell whether the callers of a definition whose body changed can resolve
@@ -202,47 +234,20 @@ def body_inputs(ex: FileExtraction) -> dict[str, object]:
     applied: dict[str, list[tuple[str, str, int, bool]]] = {}
     for d in ex.decorations:
         applied.setdefault(d.scope_id, []).append((d.decorated_id, d.expr, d.order, d.factory))
-    out: dict[str, object] = {}
+    out: dict[str, BodyFacts] = {}
     for sym in ex.symbols:
         facts = definition_facts(sym.text) if sym.kind != "module" else None
-        if facts is None:  # a module's code between its definitions counts whole, as does a text that does not parse
-            out[sym.id] = sym.text
-            continue
-        out[sym.id] = (
-            replace(facts, loops=()),  # a loop's lines are read only for the definition's own sites
-            tuple((variable, expression) for variable, expression, _, _ in facts.loops),
+        out[sym.id] = BodyFacts(
+            replace(facts, loops=()) if facts is not None else None,  # a loop's lines: read for its own sites only
+            tuple((variable, expression) for variable, expression, _, _ in facts.loops) if facts else (),
             tuple(_assigned_attributes(sym.text)) if sym.kind == "class" else (),
             tuple(sorted(set(_FILLED_CONTAINER.findall(sym.text)))),
             "super(" in sym.text,
             tuple(lambdas.get(sym.id, ())),
             tuple(applied.get(sym.id, ())),
+            sym.text if facts is None else "",  # a module's own code, or a text that does not parse: whole
         )
     return out
-
-
-def shared_names(ex: FileExtraction) -> dict[str, frozenset[tuple[str, ...]]]:
-    """Per definition of ``ex``, what its body does that code elsewhere meets with no edge between
-    them, each fact led by the attribute it goes through: the containers it fills
-    (``hooks.listeners.append(ReceiptMailer())``: a loop over ``self.listeners`` in another file
-    dispatches to what was appended), the registries it writes, the attributes it stores a parameter
-    or a lambda in, the ``self.<name>`` a class assigns. cg/ingest/freshness.py ``affected`` compares
-    them before and after an edit and re-resolves every file that writes ``.<name>`` for a fact that
-    changed: the definition's callers are not the files that can resolve differently."""
-    out: dict[str, set[tuple[str, ...]]] = {}
-    for v in ex.callable_values:
-        if v.slot == "":
-            out.setdefault(v.scope_id, set()).add((v.target.rpartition(".")[2], "lambda", v.target))
-    for sym in ex.symbols:
-        facts = definition_facts(sym.text)
-        shared = out.setdefault(sym.id, set())
-        shared.update((name, "filled") for name in _FILLED_CONTAINER.findall(sym.text))
-        if sym.kind == "class":
-            shared.update((name, "assigned") for name in _assigned_attributes(sym.text))
-        if facts is not None:
-            shared.update((c.rpartition(".")[2], "appended", c, value) for c, value in facts.appended)
-            shared.update((c.rpartition(".")[2], "registered", p, c) for p, c in facts.registered)
-            shared.update((attribute, "stored", p) for p, attribute in facts.stored)
-    return {k: frozenset(f for f in v if f[0].isidentifier()) for k, v in out.items()}
 
 
 def _callable_value(target: Target) -> bool:
