@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from cg.graph.store import SCHEMA_VERSION, StoreHandle
+from cg.ingest.languages.base import module_code
 from cg.ingest.languages.registry import resolved_by_python
 from cg.ingest.resolve.python import body_inputs
 from cg.ingest.state import IndexState
@@ -55,8 +56,9 @@ Bodies = Callable[[FileExtraction], Mapping[str, object]]  # ``affected``'s view
 
 
 def texts(ex: FileExtraction) -> dict[str, str]:
-    """Each definition's whole text: the view of a body jedi needs (it infers through any statement)."""
-    return {s.id: s.text for s in ex.symbols}
+    """Each definition's whole text: the view of a body jedi needs (it infers through any statement);
+    a module's own code without its markers' line numbers."""
+    return {s.id: module_code(s.text) if s.kind == "module" else s.text for s in ex.symbols}
 
 
 def _bodies(ex: FileExtraction | None, body: Bodies | None) -> Mapping[str, object]:

@@ -307,3 +307,26 @@ def test_a_body_edit_that_changes_what_a_container_holds_moves_the_dispatch(tmp_
         tmp_path, embedder, HOOKED_SHOP, "payments/setup.py", "append(ReceiptMailer())", "append(AuditLog())"
     )
     assert not diff, "\n".join(diff)
+
+
+def test_a_line_added_inside_a_function_leaves_the_module_s_own_code_as_it_was() -> None:
+    """A module's text marks each definition with its lines (``# ... def charge_card(...) (lines 4-6)``):
+    a line added inside the first function moves every marker below it, but the module's own code
+    (imports, constants, the order of its definitions) is the same, so neither view of a body an
+    incremental run compares counts the module as changed (on Django's ``capfirst`` it did, and every
+    file's edges were scanned for one into django/utils/text.py)."""
+    from cg.ingest.freshness import texts
+    from cg.ingest.resolve.python import body_inputs
+    from tests.ingest.helpers import PAYMENTS, extract_source
+
+    before = extract_source("payments/cards.py", PAYMENTS)
+    after = extract_source(
+        "payments/cards.py",
+        PAYMENTS.replace("    return amount_cents < 100_000\n", "    # reviewed\n    return amount_cents < 100_000\n"),
+    )
+    module = "payments/cards.py::<module>"
+    moved = next(s for s in after.symbols if s.id == module).text
+    assert moved != next(s for s in before.symbols if s.id == module).text  # the markers did move
+    assert texts(after)[module] == texts(before)[module]
+    assert body_inputs(after)[module] == body_inputs(before)[module]
+    assert texts(after)["payments/cards.py::charge_card"] != texts(before)["payments/cards.py::charge_card"]

@@ -58,6 +58,17 @@ def first_error_line(root: Node) -> int:
     return root.start_point[0] + 1
 
 
+_MARKER_LINES = re.compile(r"^(\S+ \.\.\. .*) \(lines \d+-\d+\)$", re.M)
+
+
+def module_code(text: str) -> str:
+    """A module symbol's text (``module_text``) without the line numbers of its markers: what the
+    module's own code is. An incremental run compares it before and after an edit, and a line added
+    inside any definition moves the markers below it (Django's ``capfirst``: the module counted as
+    changed, so every file's edges were scanned for one into it)."""
+    return _MARKER_LINES.sub(r"\1", text)
+
+
 def module_text(
     lines: list[str], spans: Mapping[int, tuple[int, str]], starts: set[int], marker: str
 ) -> tuple[str, tuple[tuple[int, int], ...]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from cg.ingest.languages.base import module_code
 from cg.ingest.languages.python import LANGUAGE
 from cg.ingest.resolve.flow import Decorator, DefinitionFacts, definition_facts
 from cg.ingest.resolve.jedi_resolver import JediResults
@@ -245,7 +246,8 @@ def body_inputs(ex: FileExtraction) -> dict[str, BodyFacts]:
             "super(" in sym.text,
             tuple(lambdas.get(sym.id, ())),
             tuple(applied.get(sym.id, ())),
-            sym.text if facts is None else "",  # a module's own code, or a text that does not parse: whole
+            # a module's own code (its markers' line numbers aside), or a text that does not parse: whole
+            (module_code(sym.text) if sym.kind == "module" else sym.text) if facts is None else "",
         )
     return out
 
@@ -319,7 +321,8 @@ class Resolver:
         # (class id, member name, skip_self) -> what ``member`` found, once no MRO is provisional
         self._member_cache: dict[tuple[str, str, bool], Symbol | None] = {}
         self._typing: set[tuple[str, str]] = set()
-        self._subclasses: dict[str, list[Symbol]] | None = None
+        self._below: dict[str, list[Symbol]] | None = None  # class id -> the classes naming it as a direct base
+        self._subclasses: dict[str, list[Symbol]] = {}
         self._by_member: dict[str, set[str]] | None = None
         self._beside_cache: dict[str, set[str]] = {}
         self._overrides_cache: dict[tuple[str, str], list[tuple[Symbol, Symbol]]] = {}
@@ -1450,16 +1453,29 @@ class Resolver:
         return found
 
     def subclasses(self, cls: Symbol) -> list[Symbol]:
-        """Every in-repo class with ``cls`` in its MRO (itself excluded), in a stable order."""
-        if self._subclasses is None:
-            table: dict[str, list[Symbol]] = {}
-            for klass in sorted(
-                (s for s in self.by_id.values() if s.kind == "class" and s.id in self.bases), key=lambda s: s.id
-            ):
-                for base in self.mro(klass)[1:]:
-                    table.setdefault(base.id, []).append(klass)
-            self._subclasses = table
-        return self._subclasses.get(cls.id, [])
+        """Every in-repo class with ``cls`` in its MRO (itself excluded), in a stable order (by id).
+
+        An MRO holds exactly the class's ancestors, so these are the classes ``cls`` is reached from
+        by following direct bases: found by walking the direct bases backwards, never by linearising
+        every class of the repository (Django's 8,600 classes: 0.27 s of a one-file edit, against
+        0.11 s for their direct bases)."""
+        if self._below is None:
+            below: dict[str, list[Symbol]] = {}
+            for klass in (s for s in self.by_id.values() if s.kind == "class" and s.id in self.bases):
+                for base in self.direct_bases(klass):
+                    below.setdefault(base.id, []).append(klass)
+            self._below = below
+        found = self._subclasses.get(cls.id)
+        if found is None:
+            seen: dict[str, Symbol] = {}
+            stack = list(self._below.get(cls.id, ()))
+            while stack:
+                klass = stack.pop()
+                if klass.id != cls.id and klass.id not in seen:
+                    seen[klass.id] = klass
+                    stack.extend(self._below.get(klass.id, ()))
+            found = self._subclasses[cls.id] = sorted(seen.values(), key=lambda s: s.id)
+        return found
 
     def property_getter(self, sym: Symbol | None) -> Symbol | None:
         """The getter a read of ``sym`` runs: ``sym`` itself when it is a property, the getter when
