@@ -595,8 +595,11 @@ def plan(settings: Settings, store: GraphWriter, embedding: str, full: bool = Fa
     state = saved if saved is not None and trusted else IndexState(fingerprint=fp, settings=shaping)
     report = WalkReport()
     only = git.changed_since(repo, since) if since is not None and trusted else None
-    sources = list(walk(repo, report, settings.max_file_bytes, only=only))
-    on_disk = {s.path for s in sources}
+    # a file the last run read, whose stat is still the one it saw, is not read again (walk.stat_key);
+    # one a stage fell back on is, to be tried again
+    known = {p: fs.stat for p, fs in state.files.items() if fs.stat is not None and not fs.failed} if trusted else {}
+    sources = list(walk(repo, report, settings.max_file_bytes, only=only, known=known))
+    on_disk = {s.path for s in sources} | set(report.kept)
     present = on_disk if only is None else (set(state.files) - only) | on_disk  # --since: the rest as it was
     committed = git.last_commit_times(repo, present) if git_head else {}
     stored = set(state.files) if trusted else set(store.file_shas())
@@ -977,6 +980,7 @@ def write(
             write_null_cosine(store, embedded.probes)  # explain's "nothing matches" baseline
         store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         store.set_meta("head", planned.git_head)
+        _keep_stats(files, planned.sources)
         state.files, state.commits, state.head, state.token = files, history.commits, planned.git_head, new_token()
         state.settings = planned.shaping
         now = rewritten | {s.path for s in planned.documents}
@@ -988,6 +992,16 @@ def write(
         save_state(planned.state_path, state)
         store.set_meta("state_token", state.token)
     return Written(files, pruned)
+
+
+def _keep_stats(files: dict[str, FileState], sources: list[SourceFile]) -> None:
+    """Each file this run read keeps the stat it had when read (``walk.stat_key``; None when it had
+    just changed), so the next run's walk can leave it unread; a file the walk did not read keeps its
+    own."""
+    for source in sources:
+        record = files.get(source.path)
+        if record is not None and record.stat != source.stat:
+            files[source.path] = replace(record, stat=source.stat)
 
 
 def _write_code(

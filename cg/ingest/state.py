@@ -131,6 +131,9 @@ class FileState:
     sections: list[DocSection] = field(default_factory=list)  # docs
     mentions: list[tuple[str, str]] = field(default_factory=list)  # (doc id, symbol id)
     failed: str = ""  # the stage that fell back on it ("parse", "resolve"): the next run tries it again
+    stat: tuple[int, int, int, int, int] | None = (
+        None  # the walk's ``stat_key`` of the file read: the next walk need not read it
+    )
 
 
 @dataclass
@@ -182,6 +185,7 @@ class _StoredFile:
     sections: list[DocSection] = field(default_factory=list)
     mentions: list[tuple[str, str]] = field(default_factory=list)
     failed: str = ""
+    stat: tuple[int, int, int, int, int] | None = None
 
 
 _FILE = msgspec.msgpack.Decoder(_StoredFile)
@@ -202,6 +206,7 @@ def _loaded_file(raw: msgspec.Raw) -> FileState:
         s.sections,
         s.mentions,
         s.failed,
+        s.stat,
     )
 
 

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import cg.ingest.walk as walk_module
 from cg.config import load_settings
 from cg.embed import Embedder, embedder_for
 from cg.graph.kuzu_store import KuzuStore
@@ -69,6 +72,19 @@ def _full_rebuild(repo: Path, embedder: Embedder) -> dict:
             store.close()
 
 
+# The walk trusts a file's stat once it is older than RACY_NS (cg/ingest/walk.py, stat_key): two
+# seconds by default, so a test's files, written a moment before each run, would all be read again and
+# the stat path never taken. Here a file counts as settled SETTLE seconds after it was written, and each
+# run waits that long first: what the last run read and nobody touched since is then left unread.
+SETTLE = 0.06
+
+
+def _settled_run(settings, store, embedder: Embedder, **kwargs):
+    time.sleep(SETTLE)
+    with mock.patch.object(walk_module, "RACY_NS", int(SETTLE * 1e9) - 10_000_000):
+        return index_repository(settings, store, embedder, **kwargs)
+
+
 def _check_sequence(backend: str, edits: list[tuple[int, int]], embedder: Embedder) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         repo = copy_shop(Path(scratch) / "shop")
@@ -76,12 +92,12 @@ def _check_sequence(backend: str, edits: list[tuple[int, int]], embedder: Embedd
         try:
             if backend == "neo4j":
                 store.reset()
-            first = index_repository(settings, store, embedder)
+            first = _settled_run(settings, store, embedder)
             assert first.mode == "full"
             done: list[str] = []
             for edit, seed in edits:
                 done.append(apply(repo, edit, seed))
-                summary = index_repository(settings, store, embedder)
+                summary = _settled_run(settings, store, embedder)
                 assert summary.mode == "incremental", done
                 assert not summary.jedi_timed_out and not summary.jedi_failed, summary
                 got, want = dump(store), _full_rebuild(repo, embedder)
@@ -330,3 +346,31 @@ def test_a_line_added_inside_a_function_leaves_the_module_s_own_code_as_it_was()
     assert texts(after)[module] == texts(before)[module]
     assert body_inputs(after)[module] == body_inputs(before)[module]
     assert texts(after)["payments/cards.py::charge_card"] != texts(before)["payments/cards.py::charge_card"]
+
+
+def test_an_incremental_run_reads_only_the_files_whose_stat_changed(tmp_path: Path, embedder: Embedder) -> None:
+    """A run after no change reads no file the index holds (each one's stat is the one the last run
+    saw); after an edit it reads the edited file alone, and the graph still equals a full rebuild."""
+    repo = copy_shop(tmp_path / "shop")
+    settings, store = _open("kuzu", repo)
+    read: list[str] = []
+    real_read = walk_module._read
+
+    def counting(full, info, rel, report, max_bytes):
+        read.append(rel)
+        return real_read(full, info, rel, report, max_bytes)
+
+    try:
+        assert _settled_run(settings, store, embedder).mode == "full"
+        with mock.patch.object(walk_module, "_read", counting):
+            again = _settled_run(settings, store, embedder)
+            assert again.mode == "incremental" and again.changed == 0
+            assert read == []
+            retry = repo / "shop" / "payments" / "retry.py"
+            retry.write_text(retry.read_text() + "\n\ndef backoff_cap() -> int:\n    return 3600\n")
+            edited = _settled_run(settings, store, embedder)
+        assert edited.changed == 1 and read == ["shop/payments/retry.py"]
+        got = dump(store)
+    finally:
+        store.close()
+    assert not differences(got, _full_rebuild(repo, embedder))

@@ -150,6 +150,15 @@ def test_the_stored_form_has_every_field_of_the_state():
     assert stored == [f.name if f.name != "files" else "shards" for f in fields(IndexState)]
 
 
+def test_the_stored_form_of_a_file_has_every_field_of_its_record():
+    """Likewise for a file's record, which is read through ``_StoredFile`` (its edges left encoded)."""
+    from dataclasses import fields
+
+    from cg.ingest.state import _StoredFile
+
+    assert [f.name for f in fields(_StoredFile)] == [f.name for f in fields(FileState)]
+
+
 def _shards(path: Path) -> dict[str, float]:
     return {f.name: f.stat().st_mtime_ns for f in shard_dir(path).iterdir()}
 
