@@ -11,9 +11,10 @@ round pays for exporting the model):
 2. ``cg index`` again, which computes the vectors (time to full vectors is 1 + 2).
 3. a one-line edit of one function body, then ``cg index``: the incremental time, with the stage
    seconds the run reports. With ``--edit-baseline REV``, the edit is timed ``EDIT_PAIRS`` times
-   against cg at that git revision (a temporary worktree run by the same Python), interleaved on the
-   same index: each run adds the line or takes it away again, baseline and current in turn, so the
-   ratio holds on a shared machine whose speed drifts.
+   against cg at that git revision (a temporary worktree run by the same Python), interleaved, with
+   vectors deferred, each cg on its own copy of the tree indexed by itself (a saved state of another
+   format makes a run full): each run adds the line or takes it away again, baseline and current in
+   turn, so the ratio holds on a shared machine whose speed drifts.
 4. in the last round, answer latency on that index in a warm process (benchmarks/latency.py's
    measurement: explain, impact, path), and the CLI's start-up (``cg --help``).
 
@@ -136,15 +137,30 @@ def drop_baseline(tree: Path) -> None:
     subprocess.run(command, check=False, capture_output=True)
 
 
-def timed_edits(repo: Path, project: str, env: dict[str, str], baseline: Path) -> tuple[list[dict], list[dict]]:
-    """The one-file edit, ``EDIT_PAIRS`` times with the baseline's cg and with this one, in turn, both
-    as ``python -m cg.cli`` from the same interpreter (each its own source first on the path)."""
+def timed_edits(
+    source: Path, work: Path, project: str, env: dict[str, str], baseline: Path
+) -> tuple[list[dict], list[dict]]:
+    """The one-file edit with the baseline's cg and with this one, ``EDIT_PAIRS`` times each, in turn,
+    both as ``python -m cg.cli`` from the same interpreter (each its own source first on the path).
+
+    Each cg works on its own copy of the tree, indexed by itself with vectors deferred (``--embed
+    later``, as are the edits): a saved state in another format (the baseline's) is rightly taken for
+    a stranger's and the run rebuilds the index, so the two cannot share one. One run with no change
+    follows each build, untimed, as a tree's next run would: it reads the files copied too recently for
+    their stat to be kept (cg/ingest/walk.py, ``stat_key``)."""
+    sides: dict[str, tuple[Path, dict[str, str]]] = {}
+    for which, code in (("baseline", baseline), ("current", ROOT)):
+        tree = work / f"repo-{which}"
+        shutil.copytree(source, tree, ignore=shutil.ignore_patterns(".cg", "__pycache__"))
+        child = {**env, "PYTHONPATH": str(code)}
+        for _ in range(2):  # the build, then the run with no change
+            run([sys.executable, "-m", "cg.cli", "index", "--embed", "later", "--json"], tree, child)
+        sides[which] = (tree, child)
     runs: dict[str, list[dict]] = {"baseline": [], "current": []}
     for _ in range(EDIT_PAIRS):
-        for which, source in (("baseline", baseline), ("current", ROOT)):
-            edit(repo, project)
-            child = {**env, "PYTHONPATH": str(source)}
-            run_ = run([sys.executable, "-m", "cg.cli", "index", "--json"], repo, child)
+        for which, (tree, child) in sides.items():
+            edit(tree, project)
+            run_ = run([sys.executable, "-m", "cg.cli", "index", "--embed", "later", "--json"], tree, child)
             if run_["summary"].get("mode") != "incremental":
                 raise SystemExit(f"the {which} edit run was not incremental: {run_['summary'].get('mode')}")
             runs[which].append(run_)
@@ -172,7 +188,7 @@ def one_round(project: str, source: Path, config: str, latency: bool, baseline: 
         edit(repo, project)
         row["edit"] = run([cg, "index", "--json"], repo, env)
         if baseline is not None:
-            row["edit_baseline"], row["edit_current"] = timed_edits(repo, project, env, baseline)
+            row["edit_baseline"], row["edit_current"] = timed_edits(source, work, project, env, baseline)
         if latency:
             os.environ["CG_CACHE_DIR"] = env["CG_CACHE_DIR"]
             for key, value in CONFIGS[config].items():
@@ -311,8 +327,10 @@ def _report(
     if paired:
         lines += [
             "",
-            f"One-file edit against cg at {revision} (`--edit-baseline`), on the same index, {EDIT_PAIRS} runs"
-            " each per round, interleaved (baseline, current, baseline, ...); wall seconds, medians:",
+            f"One-file edit against cg at {revision} (`--edit-baseline`), vectors deferred (`--embed later`),"
+            " each cg on its own copy of the tree indexed by itself (then one run with no change),"
+            f" {EDIT_PAIRS} runs each per round, interleaved (baseline, current, baseline, ...); wall seconds,"
+            " medians:",
             "",
             "| project | configuration | baseline s | current s | current / baseline | baseline runs | current runs "
             "| current edit stages (last run) |",
