@@ -51,7 +51,7 @@ from cg.model import CommitRecord, DocSection, Edge, External, FileExtraction
 STATE_VERSION = "6"
 
 
-Kind = tuple[str, str, str]  # an edge's (type, destination label, resolved_by)
+Counts = list[tuple[str, str, str, int]]  # how many edges of each (type, destination label, resolved_by)
 
 
 class Edges(Sequence[Edge]):
@@ -69,10 +69,10 @@ class Edges(Sequence[Edge]):
     def __init__(self, items: Sequence[Edge] = ()) -> None:
         self._items: list[Edge] | None = list(items)
         self._raw: msgspec.Raw | None = None
-        self._counts: list[tuple[str, str, str, int]] | None = None
+        self._counts: Counts | None = None
 
     @classmethod
-    def stored(cls, counts: list[tuple[str, str, str, int]], raw: msgspec.Raw) -> Edges:
+    def stored(cls, counts: Counts, raw: msgspec.Raw) -> Edges:
         edges = cls()
         edges._items, edges._raw, edges._counts = None, raw, counts
         return edges
@@ -107,14 +107,14 @@ class Edges(Sequence[Edge]):
     def __repr__(self) -> str:
         return f"Edges({self._list()!r})"
 
-    def counts(self) -> list[tuple[str, str, str, int]]:
+    def counts(self) -> Counts:
         """How many edges of each kind, without decoding the edges of a record that was only loaded."""
         if self._counts is None:
             kinds = Counter((e.type, e.dst_label, e.resolved_by) for e in self._list())
             self._counts = [(*kind, n) for kind, n in sorted(kinds.items())]
         return self._counts
 
-    def encode(self) -> tuple[list[tuple[str, str, str, int]], msgspec.Raw | list[Edge]]:
+    def encode(self) -> tuple[Counts, msgspec.Raw | list[Edge]]:
         return self.counts(), self._raw if self._items is None and self._raw is not None else self._list()
 
 
@@ -131,9 +131,8 @@ class FileState:
     sections: list[DocSection] = field(default_factory=list)  # docs
     mentions: list[tuple[str, str]] = field(default_factory=list)  # (doc id, symbol id)
     failed: str = ""  # the stage that fell back on it ("parse", "resolve"): the next run tries it again
-    stat: tuple[int, int, int, int, int] | None = (
-        None  # the walk's ``stat_key`` of the file read: the next walk need not read it
-    )
+    # the walk's ``stat_key`` of the file when this run read it: the next walk need not read it again
+    stat: tuple[int, int, int, int, int] | None = None
 
 
 @dataclass
@@ -178,7 +177,7 @@ class _StoredFile:
     committed_at: int
     language: str
     extraction: FileExtraction | None = None
-    edges: tuple[list[tuple[str, str, str, int]], msgspec.Raw] | None = None
+    edges: tuple[Counts, msgspec.Raw] | None = None
     externals: list[External] = field(default_factory=list)
     lexical: list[int] = field(default_factory=list)
     chunks: int = 0
