@@ -148,19 +148,20 @@ def timed_edits(
     a stranger's and the run rebuilds the index, so the two cannot share one. One run with no change
     follows each build, untimed, as a tree's next run would: it reads the files copied too recently for
     their stat to be kept (cg/ingest/walk.py, ``stat_key``)."""
+    command = [sys.executable, "-m", "cg.cli", "index", "--embed", "later", "--json"]
     sides: dict[str, tuple[Path, dict[str, str]]] = {}
     for which, code in (("baseline", baseline), ("current", ROOT)):
         tree = work / f"repo-{which}"
         shutil.copytree(source, tree, ignore=shutil.ignore_patterns(".cg", "__pycache__"))
         child = {**env, "PYTHONPATH": str(code)}
         for _ in range(2):  # the build, then the run with no change
-            run([sys.executable, "-m", "cg.cli", "index", "--embed", "later", "--json"], tree, child)
+            run(command, tree, child)
         sides[which] = (tree, child)
     runs: dict[str, list[dict]] = {"baseline": [], "current": []}
     for _ in range(EDIT_PAIRS):
         for which, (tree, child) in sides.items():
             edit(tree, project)
-            run_ = run([sys.executable, "-m", "cg.cli", "index", "--embed", "later", "--json"], tree, child)
+            run_ = run(command, tree, child)
             if run_["summary"].get("mode") != "incremental":
                 raise SystemExit(f"the {which} edit run was not incremental: {run_['summary'].get('mode')}")
             runs[which].append(run_)

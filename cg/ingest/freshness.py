@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from cg.graph.store import SCHEMA_VERSION, StoreHandle
 from cg.ingest.languages.base import module_code
 from cg.ingest.languages.registry import resolved_by_python
-from cg.ingest.resolve.python import body_inputs
+from cg.ingest.resolve.python import BodyFacts, body_inputs
 from cg.ingest.state import IndexState
 from cg.model import FileExtraction
 
@@ -68,12 +68,13 @@ def _bodies(ex: FileExtraction | None, body: Bodies | None) -> Mapping[str, obje
     return (body or texts)(ex)
 
 
-def _shared(ex: FileExtraction | None) -> dict[str, frozenset[tuple[str, ...]]]:
+def _shared(ex: FileExtraction | None, view: Mapping[str, object]) -> dict[str, frozenset[tuple[str, ...]]]:
     """``BodyFacts.shared`` per definition of a Python file (none for other languages: their resolvers
-    read no body)."""
+    read no body); taken from ``view`` (``_bodies``'s) when it already holds the file's ``body_inputs``."""
     if ex is None or not resolved_by_python(ex.file.language):
         return {}
-    return {sid: facts.shared() for sid, facts in body_inputs(ex).items()}
+    inputs = view if all(isinstance(v, BodyFacts) for v in view.values()) else body_inputs(ex)
+    return {sid: facts.shared() for sid, facts in inputs.items() if isinstance(facts, BodyFacts)}
 
 
 def sites(ex: FileExtraction) -> list[set[str]]:
@@ -131,7 +132,7 @@ def affected(
         old_text = _bodies(before, body)
         new_text = _bodies(after, body)
         targets.update(sid for sid, text in old_text.items() if new_text.get(sid) != text)
-        old_shared, new_shared = _shared(before), _shared(after)
+        old_shared, new_shared = _shared(before, old_text), _shared(after, new_text)
         for sid in old_shared.keys() | new_shared.keys():
             facts = old_shared.get(sid, frozenset()) ^ new_shared.get(sid, frozenset())
             shared.update(fact[0] for fact in facts)
