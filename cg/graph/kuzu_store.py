@@ -913,9 +913,11 @@ class KuzuIndexStore(KuzuStore):
         old = self._staged
         try:
             self._conn.execute("CHECKPOINT")
+            _return_freed_memory()  # what the run freed before, for Kùzu's threads to take (``_reopen``)
             self._conn.execute(f"EXPORT DATABASE '{export}' (format='parquet')")
             copies = _copy_statements(export)
             self._close_db()
+            _return_freed_memory()
             self._staged = self.generations.stage(None)
             if (old.path / LEXICON).is_file():  # the full-text index stays as it is: the ids do
                 shutil.copyfile(old.path / LEXICON, self._staged.path / LEXICON)
@@ -926,7 +928,7 @@ class KuzuIndexStore(KuzuStore):
             for statement in copies:  # Meta's rows among them: the schema version, the model, the dimension
                 table, parquet = _copied(statement)
                 if vectors and table in vectors:
-                    _copy_with_vectors(self._conn, table, parquet, vectors.pop(table), dimension, self.bulk_rows)
+                    _copy_with_vectors(self, table, parquet, vectors.pop(table), dimension, self.bulk_rows)
                 else:
                     self._write(statement)
             if vectors:
@@ -1047,7 +1049,7 @@ def _copy_statements(export: Path) -> list[str]:
 
 
 def _copy_with_vectors(
-    conn: kuzu.Connection,
+    store: KuzuStore,
     table: str,
     parquet: str,
     vectors: dict[str, dict[str, np.ndarray]],
@@ -1055,19 +1057,26 @@ def _copy_with_vectors(
     batch: int,
 ) -> None:
     """Copy the rows of ``parquet`` (a node table's export) into ``table`` with ``vectors`` (property ->
-    id -> vector) in place of the exported ones where given; the ids go in ``batch`` rows a statement.
+    id -> vector) in place of the exported ones where given, ``batch`` rows with vectors a statement
+    (then the rows without any), the database reopened after each (``KuzuStore._reopen``).
 
     The vectors go in through scratch tables of the new generation, dropped after: the vectors as
     ``.npy`` columns, which Kùzu reads natively (45,000 x 384 in 0.9 s), the ids by parameter, and one
-    ``COPY table FROM (LOAD FROM ... OPTIONAL MATCH ...)`` joins them to the exported rows. Passing the
-    vectors as query parameters instead cost 47 s and 4.2 GB of RSS for Django's definitions (Kùzu
-    converts a parameter list's floats one by one); this way that copy took 12 s at 1.8 GB, against 41 s
-    and 3.6 GB for the SETs it replaces. (Writing the joined rows to a Parquet file first, with
-    ``COPY (...) TO``, is not a way: Kùzu 0.11.3 writes the strings of such a file unreadably.)"""
+    ``COPY table FROM (LOAD FROM ... OPTIONAL MATCH ...)`` a batch joins them to the exported rows.
+    Passing the vectors as query parameters instead cost 47 s and 4.2 GB of RSS for Django's
+    definitions (Kùzu converts a parameter list's floats one by one); this way that copy took 12 s at
+    1.8 GB, against 41 s and 3.6 GB for the SETs it replaces. (Writing the joined rows to a Parquet
+    file first, with ``COPY (...) TO``, is not a way: Kùzu 0.11.3 writes the strings of such a file
+    unreadably.)
+
+    Why in batches: Kùzu holds a ``COPY`` from a subquery's whole result in its own heap until the
+    database is closed, texts and vectors included; Django's 45,042 definitions in one statement took
+    the vectors run from 1.5 to 2.4 GB of RSS. Each batch reads the Parquet file again and keeps the
+    rows of its own range of keys, and the reopen hands its heap back."""
     unknown = set(vectors) - set(NODE_VECTORS.get(table, ()))
     if unknown:
         raise StoreError(f"internal: {table} has no vector column {', '.join(sorted(unknown))}")
-    head = conn.execute(f"LOAD FROM '{parquet}' RETURN * LIMIT 1")
+    head = store._conn.execute(f"LOAD FROM '{parquet}' RETURN * LIMIT 1")
     exported = cast("kuzu.QueryResult", head).get_column_names()  # Kùzu names them `a.id`, ...
     names = {c.rsplit(".", 1)[-1]: c for c in exported}
     if "id" not in names or not set(vectors) <= set(names):
@@ -1079,29 +1088,33 @@ def _copy_with_vectors(
         if not _plain_path(Path(tmp)):
             raise StoreError(f"the temporary folder {tmp} cannot stand in a Cypher string")
         try:
-            conn.execute(f"CREATE NODE TABLE {scratch[0]}(id STRING PRIMARY KEY, k INT64)")
+            store._conn.execute(f"CREATE NODE TABLE {scratch[0]}(id STRING PRIMARY KEY, k INT64)")
             for start in range(0, len(keys), batch):
                 rows = [{"id": i, "k": start + n} for n, i in enumerate(keys[start : start + batch])]
-                conn.execute(f"COPY {scratch[0]} FROM (UNWIND $rows AS r RETURN r.id, r.k)", {"rows": rows})
+                store._conn.execute(f"COPY {scratch[0]} FROM (UNWIND $rows AS r RETURN r.id, r.k)", {"rows": rows})
             matches, given = [], {}
             for n, (prop, by_id) in enumerate(sorted(vectors.items())):
                 ks, vs = Path(tmp) / f"{n}-k.npy", Path(tmp) / f"{n}-v.npy"
                 np.save(ks, np.array([number[i] for i in by_id], dtype=np.int64))
                 np.save(vs, np.stack(list(by_id.values())).astype(np.float32, copy=False))
                 scratch.append(f"CgScratch{table}Vector{n}")
-                conn.execute(f"CREATE NODE TABLE {scratch[-1]}(k INT64 PRIMARY KEY, v FLOAT[{dimension}])")
-                conn.execute(f"COPY {scratch[-1]} FROM ('{ks}', '{vs}') BY COLUMN")
+                store._conn.execute(f"CREATE NODE TABLE {scratch[-1]}(k INT64 PRIMARY KEY, v FLOAT[{dimension}])")
+                store._conn.execute(f"COPY {scratch[-1]} FROM ('{ks}', '{vs}') BY COLUMN")
                 matches.append(f" OPTIONAL MATCH (v{n}:{scratch[-1]} {{k: key.k}})")
                 given[prop] = f"coalesce(v{n}.v, `{names[prop]}`)"
             returned = ", ".join(given.get(c, f"`{names[c]}`") for c in names)
-            conn.execute(
-                f"COPY {table} ({', '.join(names)}) FROM (LOAD FROM '{parquet}'"
-                f" OPTIONAL MATCH (key:{scratch[0]} {{id: `{names['id']}`}}){''.join(matches)} RETURN {returned})"
-            )
+            ranges = [f"key.k >= {start} AND key.k < {start + batch}" for start in range(0, len(keys), batch)]
+            for where in [*ranges, "key.k IS NULL"]:
+                store._conn.execute(
+                    f"COPY {table} ({', '.join(names)}) FROM (LOAD FROM '{parquet}'"
+                    f" OPTIONAL MATCH (key:{scratch[0]} {{id: `{names['id']}`}}) WITH * WHERE {where}"
+                    f"{''.join(matches)} RETURN {returned})"
+                )
+                store._reopen()
         finally:
             for name in reversed(scratch):
                 with suppress(RuntimeError):
-                    conn.execute(f"DROP TABLE IF EXISTS {name}")
+                    store._conn.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 _COPIED = re.compile(r'COPY `?(\w+)`?(?=[ (]).*? FROM "([^"]+)"')

@@ -885,20 +885,25 @@ def fill_vectors(
     commits = [state.commits[c] for c in state.unembedded_commits if c in state.commits and c not in new_commits]
     targets += _embeddable(chunked, sections, commits, settings.embed_docstrings)
     texts = [t for _, t in targets]
+    groups: dict[tuple[str, str], tuple[list[str], list[int]]] = {}
+    for row, ((label, prop, node_id), _) in enumerate(targets):
+        ids, rows = groups.setdefault((label, prop), ([], []))
+        ids.append(node_id)
+        rows.append(row)
+    del targets, chunked, sections  # the texts' only holders from here are ``texts``, dropped once embedded
     model_seconds = _load_model(embedder) if _misses(embedder, texts) else 0.0
     before = embedder.embedded, embedder.cached
     with progress.stage("vectors", len(texts)) as advance:
         matrix = embedder.embed(texts, advance)
+    del texts  # the store's rewrite that follows is the run's peak of memory: it gets what they held
     done = embedder.embedded - before[0], embedder.cached - before[1]
     probes = embedder.embed(list(PROBES))
-    groups: dict[tuple[str, str], list[int]] = {}
-    for row, ((label, prop, _), _) in enumerate(targets):
-        groups.setdefault((label, prop), []).append(row)
     started = time.perf_counter()
     with store.run(full=False, dimension=int(probes.shape[1])):
         store.set_meta("state_token", "")
-        for (label, prop), rows in groups.items():
-            store.set_vectors(label, prop, [targets[r][0][2] for r in rows], matrix[rows])
+        for (label, prop), (ids, rows) in groups.items():
+            store.set_vectors(label, prop, ids, matrix[rows])
+        del matrix  # the store holds its rows now
         write_null_cosine(store, probes)
         state.unembedded, state.unembedded_commits, state.token = [], [], new_token()
         _write_unembedded(store, state)
