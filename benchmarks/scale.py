@@ -168,6 +168,15 @@ def timed_edits(
     return runs["baseline"], runs["current"]
 
 
+def stage_text(summary: dict) -> str:
+    """A run's stages and, after them, what the store's own steps took of its write (the generation's
+    copy, compaction and switch: ``GraphWriter.run_steps``), e.g. ``parse 1.4, resolve 0.7, write 1.9
+    (copy 0.3, compact 0.4, switch 0.5)``."""
+    text = ", ".join(f"{k} {v:.1f}" for k, v in summary.get("seconds", {}).items() if v >= 0.05)
+    steps = summary.get("store_steps", {}).get("write", {})
+    return text + (f" ({', '.join(f'{k} {v:.1f}' for k, v in steps.items())})" if steps else "")
+
+
 def _installed_like(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment for the timed cg processes, with Python's bytecode cache allowed as an installed
     cg has it (pip compiles a wheel's modules): a shell that sets ``PYTHONDONTWRITEBYTECODE`` made each
@@ -280,8 +289,10 @@ def _report(
         "(user + sys, with the jedi workers), peak RSS, index on disk. *Vectors* = the next `cg index`, which",
         f"computes them ({model_line()}) and writes them (*vectors written*: that write alone).",
         "*One-file edit* = one line added inside one function body, then `cg index` (stages as the run",
-        "reports them). Latency: the last round's index in a warm process",
-        "(benchmarks/latency.py's measurement; explain includes embedding the question). Start-up: `cg --help`.",
+        "reports them; in brackets, what the store's own steps took of its write: the generation copied,",
+        "compacted and switched in, `cg index --json`'s `store_steps`). Latency: the last round's index in a",
+        "warm process (benchmarks/latency.py's measurement; explain includes embedding the question).",
+        "Start-up: `cg --help`.",
         f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_start)}, at the end"
         f" {', '.join(f'{x:.1f}' for x in load_end)}, on {os.cpu_count()} cores.",
         "",
@@ -298,8 +309,7 @@ def _report(
         stages = " / ".join(f"{secs.get(k, 0):.0f}" for k in ("parse", "jedi", "resolve", "embed", "write"))
         vec = [r["vectors"] for r in rs]
         edits = [r["edit"] for r in rs]
-        e = edits[-1]["summary"].get("seconds", {})
-        edit_stages = ", ".join(f"{k} {v:.1f}" for k, v in e.items() if v >= 0.05)
+        edit_stages = stage_text(edits[-1]["summary"])
         lat = next((r["latency"]["times"] for r in rs if "latency" in r), None)
         cells = [
             label(project),
@@ -340,7 +350,7 @@ def _report(
         for (project, config), rs in paired.items():
             before = [x["wall"] for r in rs for x in r.get("edit_baseline", [])]
             after = [x["wall"] for r in rs for x in r.get("edit_current", [])]
-            last = rs[-1]["edit_current"][-1]["summary"].get("seconds", {})
+            last = rs[-1]["edit_current"][-1]["summary"]
             cells = [
                 label(project),
                 CONFIG_LABELS[config],
@@ -349,7 +359,7 @@ def _report(
                 f"{med(after) / med(before):.2f}",
                 ", ".join(f"{w:.1f}" for w in before),
                 ", ".join(f"{w:.1f}" for w in after),
-                ", ".join(f"{k} {v:.1f}" for k, v in last.items() if v >= 0.05),
+                stage_text(last),
             ]
             lines.append("| " + " | ".join(cells) + " |")
     title = "Big repositories (benchmarks/scale.py)"

@@ -91,6 +91,10 @@ class CypherStore(ABC):
     def prepare(self, full: bool, dimension: int) -> None:  # noqa: B027 - a hook only Kùzu's stores fill
         """Nothing to make ready but on Kùzu (GraphWriter.prepare)."""
 
+    def run_steps(self) -> dict[str, float]:
+        """No steps of the store's own but on Kùzu's generations (GraphWriter.run_steps)."""
+        return {}
+
     @abstractmethod
     def fulltext(
         self, analyzed_query: str, limit: int, label: str = "Symbol", field: str = "search_text"

@@ -746,6 +746,7 @@ class KuzuIndexStore(KuzuStore):
         CypherStore.__init__(self, repo_key)
         self.compact_growth = compact_growth
         self._vectors: list[tuple[str, str, list[str], np.ndarray]] = []  # set_vectors' rows not written yet
+        self._steps: dict[str, float] = {}  # run_steps: the last run's
         self.generations = generations
         self.read_only = read_only
         self._db = None
@@ -795,9 +796,24 @@ class KuzuIndexStore(KuzuStore):
         return current is not None and current.db != self.path
 
     def _stage(self, copy_of: Generation | None) -> None:
+        started = time.perf_counter()
         self._close_db()
         self._staged = self.generations.stage(copy_of)
         self._open(self._staged.db, read_only=False)
+        self._steps = {"copy" if copy_of is not None else "create": time.perf_counter() - started}
+
+    def run_steps(self) -> dict[str, float]:
+        """The last run's generation steps (GraphWriter.run_steps): ``copy`` (the current generation
+        copied to be written, with the database closed and opened again; ``create`` for an empty one),
+        ``vectors`` (the vectors set after the graph, when a run sets them), ``compact`` (the
+        CHECKPOINT that measures the file, and the rewrite when it grew) and ``switch`` (the database
+        closed, its files flushed to disk, the pointer moved and the generation opened to read).
+
+        Why report them: they cost in proportion to the whole index, not to what the run changed (a
+        one-file edit of Django copies and flushes the 400 MB database), and how long a copy and a
+        flush take depends on the disk and on what else is writing to it (a cold copy of that file took
+        4.9 s where a warm one took 0.2), so an edit's time cannot be read without them."""
+        return dict(self._steps)
 
     @contextmanager
     def run(self, full: bool, dimension: int | None = None) -> Iterator[None]:
@@ -810,15 +826,19 @@ class KuzuIndexStore(KuzuStore):
                 with self._bulk_load(full, dimension):
                     yield
                 self._write_vectors()
+                started = time.perf_counter()
                 self._compact_if_grown()
+                self._steps["compact"] = time.perf_counter() - started
         except BaseException:
             self._discard()
             raise
+        started = time.perf_counter()
         staged, self._staged = self._staged, None
         self._close_db()
         assert staged is not None
         self.generations.switch(staged)
         self._open(staged.db, read_only=True)
+        self._steps["switch"] = time.perf_counter() - started
 
     def _start(self, full: bool, dimension: int | None) -> None:
         """The run's generation: a copy of the current one, or empty when ``full``, with its schema."""
@@ -868,15 +888,19 @@ class KuzuIndexStore(KuzuStore):
         pending, self._vectors = self._vectors, []
         if not pending:
             return
-        rows = sum(len(ids) for _, _, ids, _ in pending)
-        if rows >= VECTOR_REWRITE_AT and self.compact_growth and self._staged is not None:
-            by_label: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+        started = time.perf_counter()
+        try:
+            rows = sum(len(ids) for _, _, ids, _ in pending)
+            if rows >= VECTOR_REWRITE_AT and self.compact_growth and self._staged is not None:
+                by_label: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+                for label, prop, ids, vectors in pending:
+                    by_label.setdefault(label, {}).setdefault(prop, {}).update(zip(ids, vectors, strict=True))
+                if self._rewrite(by_label):
+                    return
             for label, prop, ids, vectors in pending:
-                by_label.setdefault(label, {}).setdefault(prop, {}).update(zip(ids, vectors, strict=True))
-            if self._rewrite(by_label):
-                return
-        for label, prop, ids, vectors in pending:
-            CypherStore.set_vectors(self, label, prop, ids, vectors)
+                CypherStore.set_vectors(self, label, prop, ids, vectors)
+        finally:
+            self._steps["vectors"] = self._steps.get("vectors", 0.0) + time.perf_counter() - started
 
     def _compact_if_grown(self) -> None:
         """Rewrite the staged generation compactly when it has grown past ``compact_growth`` times its

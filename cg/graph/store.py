@@ -276,6 +276,10 @@ class GraphWriter(StoreHandle, Protocol):
 
     def set_meta(self, key: str, value: str) -> None: ...
 
+    def run_steps(self) -> dict[str, float]:
+        """Seconds the last ``run`` spent on the store's own steps around the statements, by step (on
+        Kùzu: copying the generation, compacting it, switching it in); empty where there are none."""
+
     def run(self, full: bool, dimension: int | None = None) -> AbstractContextManager[None]:
         """One index run's writes, which readers see all at once when the block ends without an
         exception, or not at all: on Kùzu a new generation switched in (cg/graph/generations.py), on

@@ -146,6 +146,9 @@ class IndexSummary:
     unembedded_commits: int = 0
     queryable_after: float = 0.0  # seconds from the start until the graph was stored whole (before vectors)
     seconds: dict[str, float] = field(default_factory=dict)
+    # of those stages, what the store's own steps took in each of its runs ("write", and "vectors" when
+    # the vectors were set after the graph): GraphWriter.run_steps, e.g. Kùzu's generation copy and switch
+    store_steps: dict[str, dict[str, float]] = field(default_factory=dict)
     peak_rss_mb: float = 0.0
 
     @property
@@ -459,6 +462,7 @@ def _index_repository(
     written = write(planned, parsed, resolved, embedded, store, progress, {f.path: f.stage for f in summary.failed})
     summary.pruned_externals = written.pruned_externals
     summary.seconds["write"] = clock.lap()
+    summary.store_steps["write"] = _rounded(store.run_steps())
     summary.queryable_after = round(time.perf_counter() - clock.started, 3)
 
     if planned.state.unembedded or planned.state.unembedded_commits:
@@ -482,6 +486,7 @@ def _index_repository(
             summary.seconds["model"] += filled.model_seconds
             summary.seconds["vectors"] = clock.lap() - filled.model_seconds - filled.write_seconds
             summary.seconds["vectors_write"] = filled.write_seconds
+            summary.store_steps["vectors"] = _rounded(store.run_steps())
 
     summary.embed_device = embedder.device_used
     _totals(summary, written.files, planned.report)
@@ -514,6 +519,10 @@ def _start_precise(
             job.cancel()
             raise
     return job
+
+
+def _rounded(seconds: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 3) for k, v in seconds.items()}
 
 
 class _Stopwatch:

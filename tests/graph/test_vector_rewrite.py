@@ -119,3 +119,31 @@ def test_ctrl_c_inside_a_vector_rewrite_keeps_the_last_complete_index(tmp_path: 
         assert unembedded(store) == pending > 0
         assert not any(vectors(store).values())
     assert len(_generations(repo)) == 1
+
+
+def test_each_run_says_what_its_generation_steps_took(tmp_path: Path):
+    """A one-file edit of a big repository spends most of its write copying the database and flushing
+    it to disk, in proportion to the index and not to the edit: the summary names those steps."""
+    repo = copy_shop(tmp_path / "shop")
+    settings = load_settings(repo, cache_dir=tmp_path / "cache", resolver="name", history_commits=0)
+    embedder = embedder_for(settings)
+    with open_store(settings, read_only=False, must_exist=False) as store:
+        first = index_repository(settings, store, embedder, embed_mode="later")
+    assert set(first.store_steps) == {"write"}
+    assert set(first.store_steps["write"]) == {"create", "compact", "switch"}  # a full run starts empty
+
+    with open_store(settings, read_only=False) as store:
+        filled = index_repository(settings, store, embedder, embed_mode="now")
+    assert set(filled.store_steps["write"]) == {"copy", "compact", "switch"}
+    assert set(filled.store_steps["vectors"]) == {"copy", "vectors", "compact", "switch"}
+    assert filled.store_steps["vectors"]["vectors"] <= filled.seconds["vectors_write"]
+
+    retry = repo / RETRY
+    retry.write_text(retry.read_text().replace("def ", "# retried with backoff\ndef ", 1))
+    with open_store(settings, read_only=False) as store:
+        edited = index_repository(settings, store, embedder)
+    assert edited.mode == "incremental" and edited.changed == 1
+    steps = edited.store_steps["write"]
+    assert set(steps) == {"copy", "compact", "switch"} and all(v >= 0 for v in steps.values())
+    assert steps["compact"] + steps["switch"] <= edited.seconds["write"]
+    assert edited.as_dict()["store_steps"] == edited.store_steps  # what `cg index --json` prints
