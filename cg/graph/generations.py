@@ -7,9 +7,10 @@ it), and a reader must never see a half-written graph. So a writer never writes 
 open: it copies the current generation (an incremental run) or starts an empty one (a full run),
 writes it, closes it, and only then switches the pointer by renaming a temporary file over it (one
 atomic step). A crash at any instant leaves the pointer on the last complete generation; the next
-writer removes the unfinished ones. Readers open the generation the pointer names, read-only, so a
-running ``cg index`` no longer locks queries out. Writers take turns through an OS file lock
-(``flock``, released by the kernel when a writer dies, however it dies).
+writer removes the unfinished ones. An incremental run's copy is made and flushed to disk while the
+run parses and resolves (``KuzuIndexStore._copy_current``). Readers open the generation the pointer
+names, read-only, so a running ``cg index`` no longer locks queries out. Writers take turns through
+an OS file lock (``flock``, released by the kernel when a writer dies, however it dies).
 
 Why the pointer carries the generation directory's device and inode: ``.cg`` sits inside the
 repository, and a repository is untrusted input (docs/architecture.md). A pointer and a generation
@@ -118,12 +119,16 @@ class Generations:
                     shutil.copyfile(src, staged.path / src.name)  # a sendfile copy, in the kernel
         return staged
 
-    def switch(self, staged: Generation) -> None:
-        """Make ``staged`` the current generation: its files flushed first, then the pointer renamed
-        into place and the directory flushed, so a power cut leaves the old pointer or the new one."""
+    def flush(self, staged: Generation) -> None:
+        """Write ``staged``'s files and directory through to the disk (``fsync``)."""
         for f in staged.path.iterdir():
             _fsync(f)
         _fsync(staged.path)
+
+    def switch(self, staged: Generation) -> None:
+        """Make ``staged`` the current generation: its files flushed first, then the pointer renamed
+        into place and the directory flushed, so a power cut leaves the old pointer or the new one."""
+        self.flush(staged)
         tmp = self.root / f"{POINTER}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         try:

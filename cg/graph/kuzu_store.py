@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -747,6 +748,7 @@ class KuzuIndexStore(KuzuStore):
         self.compact_growth = compact_growth
         self._vectors: list[tuple[str, str, list[str], np.ndarray]] = []  # set_vectors' rows not written yet
         self._steps: dict[str, float] = {}  # run_steps: the last run's
+        self._copying: Future[tuple[Generation, float]] | None = None  # prepare's copy of the current generation
         self.generations = generations
         self.read_only = read_only
         self._db = None
@@ -802,9 +804,61 @@ class KuzuIndexStore(KuzuStore):
         self._open(self._staged.db, read_only=False)
         self._steps = {"copy" if copy_of is not None else "create": time.perf_counter() - started}
 
+    def _copy_current(self) -> Future[tuple[Generation, float]]:
+        """The current generation copied into a new one and flushed to disk, in a thread of its own
+        while the caller works on (``prepare``); the future gives it and the seconds it took.
+
+        Why: the copy and its flush cost in proportion to the index, not to the run (Django's 400 MB
+        database without vectors; 650 MB with them), and they are the kernel's work (``sendfile``,
+        ``fsync``), so they overlap the run's parsing and resolving, Python's work, on another core.
+        Flushed here, the pages the run then changes are all the switch has left to flush. Safe to copy
+        while this writer reads the current generation: it holds the writers' lock, and it and every
+        reader open that generation read-only (its database and its full-text index alike)."""
+        current = self.generations.current()
+        assert current is not None
+
+        def copy() -> tuple[Generation, float]:
+            started = time.perf_counter()
+            staged = self.generations.stage(current)
+            try:
+                self.generations.flush(staged)
+            except BaseException:
+                self.generations.discard(staged)
+                raise
+            return staged, time.perf_counter() - started
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cg-generation-copy")
+        try:
+            return pool.submit(copy)
+        finally:
+            pool.shutdown(wait=False)  # the thread ends with the copy
+
+    def _take_copy(self, wanted: bool) -> bool:
+        """Open the generation ``prepare``'s copy made (waiting for it to end) as the run's, when the
+        run ``wanted`` one; otherwise discard it. Whether it was taken."""
+        copying = self._copying
+        if copying is None:
+            return False
+        started = time.perf_counter()
+        try:
+            staged, seconds = copying.result()  # the copy's error, if it had one, is the run's
+        finally:
+            if copying.done():  # not after a Ctrl-C while waiting: ``close`` waits for it again
+                self._copying = None
+        if not wanted or self._staged is not None:
+            self.generations.discard(staged)
+            return False
+        self._close_db()
+        self._staged = staged
+        self._open(staged.db, read_only=False)
+        self._steps = {"copy": seconds, "waited": time.perf_counter() - started}
+        return True
+
     def run_steps(self) -> dict[str, float]:
         """The last run's generation steps (GraphWriter.run_steps): ``copy`` (the current generation
-        copied to be written, with the database closed and opened again; ``create`` for an empty one),
+        copied to be written, with the database closed and opened again; ``create`` for an empty one;
+        when ``prepare`` copied it beside the run's work, the copy and its flush to disk, and
+        ``waited``: what the run waited for it and took to open it),
         ``vectors`` (the vectors set after the graph, when a run sets them), ``compact`` (the
         CHECKPOINT that measures the file, and the rewrite when it grew) and ``switch`` (the database
         closed, its files flushed to disk, the pointer moved and the generation opened to read).
@@ -844,7 +898,7 @@ class KuzuIndexStore(KuzuStore):
         """The run's generation: a copy of the current one, or empty when ``full``, with its schema."""
         if self.read_only or self._lock is None:
             raise StoreError("internal: an index run needs a store opened for writing")
-        if self._staged is None:
+        if self._staged is None and not self._take_copy(wanted=not full):
             self._stage(None if full else self.generations.current())
         elif full:
             self.reset()
@@ -852,9 +906,15 @@ class KuzuIndexStore(KuzuStore):
             self.ensure_schema(dimension)
 
     def prepare(self, full: bool, dimension: int) -> None:
-        """Stage the run's generation and make its schema now (GraphWriter.prepare); a run that never
-        comes leaves it to ``close``, which discards it."""
-        self._start(full, dimension)
+        """Make the run's generation ready (GraphWriter.prepare): a run that builds on the current
+        generation gets a copy of it made beside the caller's work (``_copy_current``), opened when the
+        run starts; a full run's empty generation is staged and its schema made now. A run that never
+        comes leaves either to ``close``, which discards it."""
+        if not full and self._staged is None and self.generations.current() is not None:
+            if self._copying is None:
+                self._copying = self._copy_current()
+        else:
+            self._start(full, dimension)
         self._ready = (full, dimension)
 
     # -- the vectors of a run that sets them after the graph (pipeline.fill_vectors) ----------------
@@ -993,6 +1053,9 @@ class KuzuIndexStore(KuzuStore):
 
     def close(self) -> None:
         self._close_db()
+        if self._copying is not None:  # prepared for a run that never came
+            with suppress(Exception):
+                self._take_copy(wanted=False)
         if self._staged is not None:  # a run that never ended: its generation is not complete
             self._discard()
         if self._lock is not None:

@@ -1,7 +1,8 @@
 """``GraphWriter.prepare``: a run's start made ready ahead of it (on Kùzu, the run's generation and its
-schema), so it overlaps the precise pass's indexers (cg/ingest/pipeline.py, ``_start_precise``). The
-run that follows must be exactly the run it would have been, and a prepared run that never comes must
-leave the index as it was."""
+schema; for an incremental run, the current generation copied in a thread of its own), so it overlaps
+parsing and resolving and the precise pass's indexers (cg/ingest/pipeline.py). The run that follows
+must be exactly the run it would have been, and a prepared run that never comes, or whose copy
+failed, must leave the index as it was."""
 
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def test_a_prepared_run_that_never_comes_leaves_the_index_as_it_was(index: Path)
     for full in (True, False):
         with KuzuIndexStore(Generations(index), KEY) as store:
             store.prepare(full=full, dimension=8)
-            assert len(_generation_dirs(index)) == 2  # staged beside the current one
+            if full:
+                assert len(_generation_dirs(index)) == 2  # staged now, beside the current one
         assert _generation_dirs(index) == before
         with KuzuIndexStore(Generations(index), KEY, read_only=True) as reader:
             assert _docstring(reader) == "Settle an invoice (first)."
@@ -99,6 +101,7 @@ def test_a_run_unlike_the_prepared_one_starts_as_it_would_have(index: Path):
 def test_an_incremental_prepared_run_builds_on_the_current_graph(index: Path):
     with KuzuIndexStore(Generations(index), KEY) as store:
         store.prepare(full=False, dimension=8)
+        assert _docstring(store) == "Settle an invoice (first)."  # the writer reads on while it is copied
         with store.run(full=False, dimension=8):
             assert _docstring(store) == "Settle an invoice (first)."  # a copy of the current generation
             store.set_meta("note", "edited")
@@ -117,3 +120,19 @@ def test_the_bare_database_store_prepares_in_place(tmp_path: Path):
         assert _docstring(store) == "Settle an invoice (second)."
     finally:
         store.close()
+
+
+def test_a_copy_that_failed_fails_the_run_and_leaves_the_index_as_it_was(index: Path, monkeypatch):
+    before = _generation_dirs(index)
+
+    def full_disk(staged):
+        raise OSError(28, "No space left on device")
+
+    with KuzuIndexStore(Generations(index), KEY) as store:
+        monkeypatch.setattr(store.generations, "flush", full_disk)
+        store.prepare(full=False, dimension=8)
+        with pytest.raises(OSError, match="No space left"), store.run(full=False, dimension=8):
+            pytest.fail("the run started without its generation")
+    assert _generation_dirs(index) == before
+    with KuzuIndexStore(Generations(index), KEY, read_only=True) as reader:
+        assert _docstring(reader) == "Settle an invoice (first)."
