@@ -800,9 +800,14 @@ class KuzuIndexStore(KuzuStore):
     def _stage(self, copy_of: Generation | None) -> None:
         started = time.perf_counter()
         self._close_db()
-        self._staged = self.generations.stage(copy_of)
-        self._open(self._staged.db, read_only=False)
+        self._write_into(self.generations.stage(copy_of))
         self._steps = {"copy" if copy_of is not None else "create": time.perf_counter() - started}
+
+    def _write_into(self, staged: Generation) -> None:
+        """Make ``staged`` the run's generation, open for writing (the generation read until now closed)."""
+        self._close_db()
+        self._staged = staged
+        self._open(staged.db, read_only=False)
 
     def _copy_current(self) -> Future[tuple[Generation, float]]:
         """The current generation copied into a new one and flushed to disk, in a thread of its own
@@ -848,9 +853,7 @@ class KuzuIndexStore(KuzuStore):
         if not wanted or self._staged is not None:
             self.generations.discard(staged)
             return False
-        self._close_db()
-        self._staged = staged
-        self._open(staged.db, read_only=False)
+        self._write_into(staged)
         self._steps = {"copy": seconds, "waited": time.perf_counter() - started}
         return True
 

@@ -429,10 +429,10 @@ def _index_repository(
 
     planned = plan(settings, store, embedder.cache_key, full, since)
     summary.mode, summary.added = planned.mode, planned.added
-    if planned.trusted:  # the store's copy of the index to write overlaps parsing and resolving
-        store.prepare(full=False, dimension=_width(store, embedder))
     summary.changed, summary.removed_files = len(planned.changed) - planned.added, len(planned.removed)
     summary.redacted_files = planned.redacted
+    if planned.trusted:  # the store's copy of the index to write overlaps parsing and resolving
+        store.prepare(full=False, dimension=_width(store, embedder))
 
     parsed = parse(planned, progress, summary)
     summary.seconds["parse"] = clock.lap()  # with the plan: walking and hashing the tree
