@@ -264,7 +264,8 @@ FIND_SYMBOLS = (
     f" OR n.qualname ENDS WITH $suffix RETURN {SUMMARY} ORDER BY n.qualname LIMIT $k"
 )
 CLASSES_NAMED = (
-    f"MATCH (n:Symbol {{repo: $repo}}) WHERE n.name IN $names AND n.kind IN $kinds RETURN {SUMMARY} ORDER BY n.qualname"
+    f"MATCH (n:Symbol {{repo: $repo}}) WHERE n.name IN $names AND n.kind IN $kinds RETURN {SUMMARY}"
+    " ORDER BY n.qualname, n.id"
 )
 TEST_FUNCTIONS = (
     "MATCH (n:Symbol {repo: $repo}) WHERE n.file_kind = 'test' AND n.kind IN ['function', 'method']"
@@ -303,6 +304,9 @@ RESIDENT_CALLS = "MATCH (a:Symbol {repo: $repo})-[c:CALLS]->(n) RETURN a.id, n.i
 RESIDENT_EXTERNALS = "MATCH (n:External {repo: $repo}) RETURN n.id, n.name"
 RESIDENT_INHERITS = "MATCH (a:Symbol {repo: $repo})-[:INHERITS]->(b:Symbol {repo: $repo}) RETURN DISTINCT a.id, b.id"
 RESIDENT_MEMBERS = "MATCH (c:Symbol {repo: $repo})-[:DEFINES]->(n:Symbol) RETURN c.id, n.id"
+RESIDENT_DECORATES = "MATCH (d:Symbol)-[r:DECORATES]->(s:Symbol {repo: $repo}) RETURN d.id, s.id, r.line"
+RESIDENT_MENTIONS = "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol {repo: $repo}) RETURN s.id, d.id"
+RESIDENT_TOUCHED = "MATCH (:Commit)-[:TOUCHES]->(s:Symbol {repo: $repo}) RETURN DISTINCT s.id"
 
 
 def node_ids_and(label: str, prop: str) -> str:

@@ -184,6 +184,9 @@ class KuzuStore(CypherStore):
         self._fetched: dict[tuple[str, str, str], dict[str, Any]] = {}  # see ``_through_fetched``
         self._resident: Resident | None = None  # this generation's graph in memory (cg/graph/resident.py)
         self._walked = 0.0  # seconds the walks have cost this reader while not resident
+        # a reader's generation never changes (cg/graph/generations.py), so its tables and meta values
+        # are read once (an explain asked for them about 6 times each: 2-3 ms on Django)
+        self._read_once: dict[Any, Any] | None = {} if read_only else None
         self._conn.execute("LOAD EXTENSION vector")
         self._lexicon = Lexicon(path.with_name(LEXICON), read_only)
 
@@ -523,7 +526,19 @@ class KuzuStore(CypherStore):
         return label in self._tables()
 
     def _tables(self) -> set[str]:
-        return {row[1] for row in self._read("CALL show_tables() RETURN *")}
+        if self._read_once is not None and "tables" in self._read_once:
+            return cast(set[str], self._read_once["tables"])
+        tables = {row[1] for row in self._read("CALL show_tables() RETURN *")}
+        if self._read_once is not None:
+            self._read_once["tables"] = tables
+        return tables
+
+    def get_meta(self, key: str) -> str | None:
+        if self._read_once is None:
+            return super().get_meta(key)
+        if ("meta", key) not in self._read_once:
+            self._read_once[("meta", key)] = super().get_meta(key)
+        return cast("str | None", self._read_once[("meta", key)])
 
     def _unkeyed(self) -> bool:
         """Built by a cg before repository keys (schema 6 and older): its tables have no ``repo``."""
@@ -670,6 +685,22 @@ class KuzuStore(CypherStore):
 
     def members(self, ids: list[str]) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], self._walk("members", ids))
+
+    def decorators(self, ids: list[str]) -> list[tuple[str, str, int]]:
+        return cast(list[tuple[str, str, int]], self._walk("decorators", ids))
+
+    def classes_named(self, names: list[str]) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._walk("classes_named", names))
+
+    def docs_mentioning(self, ids: list[str]) -> dict[str, list[str]]:
+        return cast(dict[str, list[str]], self._walk("docs_mentioning", ids))
+
+    def commits_touching(self, ids: list[str], limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+        """The commits stay in the store; the resident graph only says which ids any commit touches."""
+        resident = self._resident_graph()
+        if resident is not None:
+            ids = [i for i in ids if i in resident.touched]
+        return super().commits_touching(ids, limit)
 
     def _walk(self, read: str, *args: Any) -> Any:
         """``read`` from the resident graph when there is one, else by statement (its time counted)."""

@@ -8,7 +8,7 @@ same statements (cg/graph/cypher.py, cg/graph/cypher_store.py), so a query is wr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
@@ -219,7 +219,7 @@ def commit_rows(commits: list[CommitRecord], embeddings: np.ndarray | None) -> l
     ]
 
 
-def grouped(pairs: list[list[Any]]) -> dict[str, list[str]]:
+def grouped(pairs: Sequence[Sequence[Any]]) -> dict[str, list[str]]:
     """(key, value) rows -> key -> values, in row order."""
     out: dict[str, list[str]] = {}
     for key, value in pairs:

@@ -7,6 +7,8 @@ import pytest
 
 from cg.api import open_index
 from cg.graph import kuzu_store
+from tests.conftest import cg_command, copy_shop
+from tests.shop_history import commit_history
 
 
 def _ids(store) -> list[str]:
@@ -14,8 +16,13 @@ def _ids(store) -> list[str]:
 
 
 def _walks(store, ids: list[str]) -> dict:
+    names = [s["name"] for s in store.symbols(ids, with_text=False).values()]
     return {
         "summaries": store.symbols(ids, with_text=False),
+        "decorators": store.decorators(ids),
+        "classes named": store.classes_named(names),
+        "docs": store.docs_mentioning(ids),
+        "commits": store.commits_touching(ids, limit=2),
         "callees": store.calls(ids, "out"),
         "callers": store.calls(ids, "in"),
         "caller_counts": store.caller_counts(ids),
@@ -41,6 +48,31 @@ def test_the_resident_graph_answers_each_walk_as_the_statements_do(indexed_shop,
     assert sum(bool(w["callers"]) for w in by_statement.values()) > 20
     assert any(w["subclasses"] for w in by_statement.values()) and any(w["members"] for w in by_statement.values())
     assert any(w["callees"] and w["callees"][0].other_label == "External" for w in by_statement.values())
+    assert any(w["decorators"] for w in by_statement.values()) and any(w["docs"] for w in by_statement.values())
+    assert sum(bool(w["classes named"]) for w in by_statement.values()) > 10
+
+
+def test_commits_are_read_only_for_definitions_a_commit_touched(tmp_path, monkeypatch):
+    """The resident graph holds which definitions any commit touched, not the commits: a question about
+    untouched code asks the store nothing, one about touched code gets what the statement gives."""
+    repo = commit_history(copy_shop(tmp_path / "shop"))
+    cg_command("index", str(repo))
+    with open_index(repo) as index:
+        store = index.store
+        ids = _ids(store)
+        monkeypatch.setattr(kuzu_store, "RESIDENT_AFTER", float("inf"))
+        by_statement = {i: store.commits_touching([i], limit=3) for i in ids}
+        monkeypatch.setattr(kuzu_store, "RESIDENT_AFTER", 0.0)
+        store._walked = 0.0
+        assert store._resident_graph() is not None
+        reads: list[str] = []
+        read = store._read
+        monkeypatch.setattr(store, "_read", lambda query, params=None: reads.append(query) or read(query, params))
+        resident = {i: store.commits_touching([i], limit=3) for i in ids}
+    assert resident == by_statement
+    touched = [i for i, commits in by_statement.items() if commits]
+    assert 0 < len(touched) < len(ids) and "shop/payments/retry.py::compute_backoff" in touched
+    assert len(reads) == len(touched)  # one statement per touched definition, none for the rest
 
 
 def test_answers_are_the_same_with_the_graph_in_memory(indexed_shop, monkeypatch):
