@@ -658,7 +658,11 @@ class KuzuStore(CypherStore):
 
     def lexical_docs(self, ids: list[str], label: str = "Symbol", field: str = "search_text") -> dict[str, str]:
         def read(missing: list[str]) -> dict[str, str]:
-            return super(KuzuStore, self).lexical_docs(missing, label, field)
+            # the full-text index holds the same text under the node's id (a primary-key read in SQLite
+            # where Kùzu looks a few ids up one by one or scans the table: ``_read_by_ids``)
+            known = self._lexicon.texts(self.repo_key, label, field, missing)
+            rest = [i for i in missing if i not in known]
+            return {**known, **super(KuzuStore, self).lexical_docs(rest, label, field)} if rest else known
 
         return {i: text or "" for i, text in self._through_fetched((label, field), ids, read).items()}
 

@@ -248,6 +248,24 @@ class Lexicon:
             raise StoreError(f"the full-text index at {self.path} cannot be read: {exc}") from exc
         return [(r[0], float(r[1]), r[2], r[3]) for r in found]
 
+    def texts(self, repo: str, label: str, prop: str, ids: list[str]) -> dict[str, str]:
+        """The ``prop`` field's text of the nodes of ``ids`` this index holds ("" for a node whose field
+        is empty); an id it does not hold is left out."""
+        table = TABLES[(label, prop)]
+        out: dict[str, str] = {}
+        conn = self._connection()
+        for part in _parts(list(dict.fromkeys(ids))):
+            marks = ", ".join("?" * len(part))
+            query = (
+                f"SELECT n.id, t.text FROM node AS n LEFT JOIN {table} AS t ON t.rowid = n.rowid"
+                f" WHERE n.label = ? AND n.repo = ? AND n.id IN ({marks})"
+            )
+            try:
+                out.update((node_id, text or "") for node_id, text in conn.execute(query, (label, repo, *part)))
+            except sqlite3.Error as exc:
+                raise StoreError(f"the full-text index at {self.path} cannot be read: {exc}") from exc
+        return out
+
     def count(self, label: str) -> int:
         return int(self._connection().execute("SELECT count(*) FROM node WHERE label = ?", (label,)).fetchone()[0])
 

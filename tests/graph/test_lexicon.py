@@ -123,3 +123,34 @@ def test_definitions_vectors_are_kept_known_absent_or_left_to_the_graph(tmp_path
     found = lexicon.vectors("embedding", [documented.id])[documented.id]
     assert found is not None and found.tolist() == (vector * 2).tolist()
     lexicon.close()
+
+
+def test_a_fields_text_is_read_back_by_id_as_written(tmp_path: Path):
+    lexicon = Lexicon(tmp_path / LEXICON, read_only=False)
+    coupon = _symbol("shop/coupons.py", "validate_coupon", "expired coupon", analyze_text("coupon has expired"))
+    refund = _symbol("shop/refunds.py", "refund_order", "partial refund")
+    lexicon.replace_file(REPO, _write([coupon], [], new=True))
+    lexicon.replace_file(REPO, _write([refund], [], new=True))
+    ids = [coupon.id, refund.id, "shop/nowhere.py::missing"]
+    assert lexicon.texts(REPO, "Symbol", "search_text", ids) == {
+        coupon.id: coupon.search_text,
+        refund.id: refund.search_text,
+    }  # an id it does not hold is left out, for the graph to answer
+    assert lexicon.texts(REPO, "Symbol", "literals", ids) == {coupon.id: coupon.literals, refund.id: ""}
+    assert lexicon.texts("github.com/acme/other", "Symbol", "search_text", ids) == {}
+    lexicon.close()
+
+
+def test_a_reader_reads_the_texts_ranking_needs_as_the_graph_holds_them(indexed_shop):
+    from cg.api import open_index
+    from cg.graph.cypher_store import CypherStore
+
+    repo, _ = indexed_shop
+    with open_index(repo) as index:
+        store = index.store
+        ids = [r[0] for r in store._read("MATCH (n:Symbol) RETURN n.id ORDER BY n.id")]
+        for field in ("search_text", "literals"):
+            from_graph = CypherStore.lexical_docs(store, ids, "Symbol", field)
+            assert store.lexical_docs(ids, "Symbol", field) == from_graph
+            assert store._lexicon.texts(store.repo_key, "Symbol", field, ids).keys() == set(ids)
+        assert sum(bool(t) for t in from_graph.values()) > 10  # literals: the shop's messages
