@@ -38,7 +38,7 @@ SHOP = ROOT / "examples" / "shop"
 TIME = "<time>"  # a stage's seconds: `parse 0.0s` becomes `parse <time>`
 DATETIME = "<datetime>"  # when the index was written
 REPO = "<repo>"  # the temporary copy's absolute path
-GENERATOR_SETTINGS = ("CG_CACHE_DIR", "CG_JEDI_WORKERS", "CG_BACKEND")  # every other CG_/NEO4J_ variable is dropped
+GENERATOR_SETTINGS = ("CG_CACHE_DIR", "CG_JEDI_WORKERS", "CG_BACKEND", "CG_EMBED_PRECISION")  # every other CG_/NEO4J_ variable is dropped
 _SECONDS = re.compile(r"(?<![\w.])\d+\.\d+s\b")
 _DATETIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?")
 
@@ -64,6 +64,10 @@ def _workspace() -> tuple[Path, dict[str, str]]:
         "XDG_CACHE_HOME": str(scratch / "xdg"),  # a cold jedi cache as well
         "CG_JEDI_WORKERS": "2",
         "CG_BACKEND": "kuzu",
+        # the fp32 model: ONNX Runtime's int8 kernels differ by CPU (the shop's `cg search "coupon has
+        # expired"` scored its second hit 0.0339 on an AMD EPYC and 0.0385 on an Intel Xeon, and the
+        # third hit differed), so int8 output would match a fresh run only on the CPU that pasted it
+        "CG_EMBED_PRECISION": "fp32",
         "TOKENIZERS_PARALLELISM": "false",
         "TRANSFORMERS_VERBOSITY": "error",
         "HF_HUB_DISABLE_PROGRESS_BARS": "1",
