@@ -304,9 +304,9 @@ RESIDENT_CALLS = "MATCH (a:Symbol {repo: $repo})-[c:CALLS]->(n) RETURN a.id, n.i
 RESIDENT_EXTERNALS = "MATCH (n:External {repo: $repo}) RETURN n.id, n.name"
 RESIDENT_INHERITS = "MATCH (a:Symbol {repo: $repo})-[:INHERITS]->(b:Symbol {repo: $repo}) RETURN DISTINCT a.id, b.id"
 RESIDENT_MEMBERS = "MATCH (c:Symbol {repo: $repo})-[:DEFINES]->(n:Symbol) RETURN c.id, n.id"
-RESIDENT_DECORATES = "MATCH (d:Symbol)-[r:DECORATES]->(s:Symbol {repo: $repo}) RETURN d.id, s.id, r.line"
-RESIDENT_MENTIONS = "MATCH (d:Doc)-[:MENTIONS]->(s:Symbol {repo: $repo}) RETURN s.id, d.id"
-RESIDENT_TOUCHED = "MATCH (:Commit)-[:TOUCHES]->(s:Symbol {repo: $repo}) RETURN DISTINCT s.id"
+RESIDENT_DECORATES = "MATCH (d:Symbol {repo: $repo})-[r:DECORATES]->(s:Symbol {repo: $repo}) RETURN d.id, s.id, r.line"
+RESIDENT_MENTIONS = "MATCH (d:Doc {repo: $repo})-[:MENTIONS]->(s:Symbol {repo: $repo}) RETURN s.id, d.id"
+RESIDENT_TOUCHED = "MATCH (:Commit {repo: $repo})-[:TOUCHES]->(s:Symbol {repo: $repo}) RETURN DISTINCT s.id"
 
 
 def node_ids_and(label: str, prop: str) -> str:

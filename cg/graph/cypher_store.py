@@ -110,16 +110,6 @@ class CypherStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
-    def vector_cosines(
-        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
-    ) -> dict[str, float]:
-        """The vector candidates (``vector``) with their exact cosines: scored again from their stored
-        vectors, since an approximate index's own scores are not exact (Neo4j's HNSW). The query's and
-        the stored vectors are unit length, so the dot product is the cosine."""
-        pool = [doc for doc, _ in self.vector(embedding, limit, label, prop)]
-        query = embedding.astype(np.float32)
-        return {doc: float(vec @ query) for doc, vec in self.embeddings(pool, label, prop).items()}
-
     def __enter__(self) -> Self:
         return self
 

@@ -608,17 +608,13 @@ class KuzuStore(CypherStore):
             f" RETURN n.id, score{owner} ORDER BY score DESC LIMIT $k",
             {"q": vector_text(embedding.astype(np.float32)), "k": limit},
         )
+        # Not the vectors with the hits: a scan that returns them carries every row's vector through its
+        # sort (Django's definitions: 35 ms a scan against 17). Ranking reads the pool's vectors next
+        # (cg/queries/search.py, vector_scores), a definition's from the full-text index's copy, and
+        # scores them with numpy, as on Neo4j, so both stores rank alike to the last digit.
         if owner:
             self._keep_fetched("vector", ("Chunk", "owner_id"), {r[0]: r[2] for r in rows})
         return [(r[0], float(r[1])) for r in rows]
-
-    def vector_cosines(
-        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
-    ) -> dict[str, float]:
-        """The scan's own scores: exact cosines over the stored vectors. Why not read the vectors back
-        (what the base class does for an approximate index): a scan that returns them carries every
-        row's vector through its sort, which cost Django's definitions 35 ms a scan against 17 without."""
-        return dict(self.vector(embedding, limit, label, prop))
 
     def best_cosines(self, vectors: np.ndarray) -> list[float]:
         """The best cosine between each of ``vectors`` and any definition's vector, in one scan of the
@@ -638,10 +634,10 @@ class KuzuStore(CypherStore):
     # and the chunks' owners took 120 of an explain's 590 ms on Django, and the vectors of the full-text
     # candidates outside the vector pool (``_complete_cosines``: 350 ids) another 80 ms. So ``fulltext``
     # and ``vector`` return those columns with the hits (a definition's full-text hit its vector too:
-    # 27 ms more for 300; a vector hit only a chunk's owner, as its score is already the exact cosine:
-    # ``vector_cosines``), and the reads that follow are answered from the last full-text and the last
-    # vector hits of that label (the last call's of each: nothing is remembered from one question to
-    # the next); only the ids among neither are read. A store being written never answers from them.
+    # 27 ms more for 300; a vector hit only a chunk's owner: see ``vector``), and the reads that follow
+    # are answered from the last full-text and the last vector hits of that label (the last call's of
+    # each: nothing is remembered from one question to the next); only the ids among neither are read.
+    # A store being written never answers from them.
     def _keep_fetched(self, source: str, key: tuple[str, str], values: dict[str, Any]) -> None:
         self._fetched[(source, *key)] = values
 

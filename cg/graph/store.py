@@ -350,11 +350,6 @@ class GraphReader(StoreHandle, Protocol):
     ) -> list[tuple[str, float]]:
         """Candidates by cosine over ``label.prop`` (Symbol.embedding, Symbol.doc_embedding, Chunk.embedding)."""
 
-    def vector_cosines(
-        self, embedding: np.ndarray, limit: int, label: str = "Symbol", prop: str = "embedding"
-    ) -> dict[str, float]:
-        """The ``vector`` candidates, id -> their exact cosine to ``embedding`` over their stored vectors."""
-
     def chunk_owners(self, ids: list[str]) -> dict[str, str]:
         """Chunk id -> the symbol it belongs to."""
 

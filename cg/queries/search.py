@@ -177,8 +177,9 @@ def vector_scores(
     query = embedding.astype("float32")
     scored: dict[tuple[str, str], float] = {}
     for label, prop in sources:
-        for doc, cosine in store.vector_cosines(query, CANDIDATES, label, prop).items():
-            scored[(label, doc)] = round(cosine, 6)
+        pool = [doc for doc, _ in store.vector(embedding, CANDIDATES, label, prop)]
+        for doc, vec in store.embeddings(pool, label, prop).items():
+            scored[(label, doc)] = round(float(vec @ query), 6)  # unit vectors: dot = cosine
     return _owner_scores(store, scored)
 
 

@@ -63,7 +63,8 @@ def by_question(store: GraphReader, embedder: Embedder, query: Query | str, limi
     for kind, label in _LABELS.items():
         lexical = bm25(store, query.terms, (label,), label.lower())
         lex_ids = [doc for (_, doc), _ in sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0][1]))][:CANDIDATES]
-        cosine = store.vector_cosines(query_vector, CANDIDATES, label)
+        pool = [doc for doc, _ in store.vector(query_vector, CANDIDATES, label)]
+        cosine = {doc: float(vec @ query_vector) for doc, vec in store.embeddings(pool, label).items()}
         vec_ids = [doc for doc, _ in sorted(cosine.items(), key=lambda kv: (-kv[1], kv[0]))]
         fused = rrf({"lexical": lex_ids[:10], "vector": vec_ids[:10]}, {}, 60)
         kept = [(doc, score) for doc, score, ranks in fused if len(ranks) == 2 or cosine.get(doc, 0.0) >= MIN_COSINE][

@@ -137,18 +137,6 @@ def test_vector_search_ranks_by_cosine(store_factory):
     assert {h[0] for h in hits[1:]} == {RETRY.id, HANDLER.id}
 
 
-def test_vector_cosines_are_the_exact_cosines_of_the_stored_vectors(store_factory):
-    store = store_factory()
-    populate(store)
-    query = vec(1) + 0.6 * vec(2) + 0.3 * vec(4)
-    query = (query / np.linalg.norm(query)).astype(np.float32)
-    cosines = store.vector_cosines(query, 3)
-    assert set(cosines) == {doc for doc, _ in store.vector(query, 3)} == {RETRY.id, BACKOFF.id, HANDLER.id}
-    stored = store.embeddings(list(cosines))
-    assert cosines == pytest.approx({doc: float(v @ query) for doc, v in stored.items()}, abs=1e-6)
-    assert cosines[BACKOFF.id] > cosines[HANDLER.id] > cosines[RETRY.id] == pytest.approx(0.0, abs=1e-6)
-
-
 def test_fulltext_matches_split_and_whole_identifiers(store_factory):
     store = store_factory()
     populate(store)
