@@ -525,20 +525,22 @@ class KuzuStore(CypherStore):
     def _has(self, label: str) -> bool:
         return label in self._tables()
 
+    def _once(self, key: Any, read: Callable[[], Any]) -> Any:
+        """``read()``, kept under ``key`` for the rest of a read-only generation (``_read_once``)."""
+        if self._read_once is None:
+            return read()
+        if key not in self._read_once:
+            self._read_once[key] = read()
+        return self._read_once[key]
+
     def _tables(self) -> set[str]:
-        if self._read_once is not None and "tables" in self._read_once:
-            return cast(set[str], self._read_once["tables"])
-        tables = {row[1] for row in self._read("CALL show_tables() RETURN *")}
-        if self._read_once is not None:
-            self._read_once["tables"] = tables
-        return tables
+        return cast(set[str], self._once("tables", self._show_tables))
+
+    def _show_tables(self) -> set[str]:
+        return {row[1] for row in self._read("CALL show_tables() RETURN *")}
 
     def get_meta(self, key: str) -> str | None:
-        if self._read_once is None:
-            return super().get_meta(key)
-        if ("meta", key) not in self._read_once:
-            self._read_once[("meta", key)] = super().get_meta(key)
-        return cast("str | None", self._read_once[("meta", key)])
+        return cast("str | None", self._once(("meta", key), lambda: super(KuzuStore, self).get_meta(key)))
 
     def _unkeyed(self) -> bool:
         """Built by a cg before repository keys (schema 6 and older): its tables have no ``repo``."""

@@ -30,6 +30,7 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -161,14 +162,22 @@ class Lexicon:
         """The definitions' ``prop`` vectors known here, by id: a vector, or None for a definition known
         to have none; an id this does not know (a vector computed elsewhere) is left out."""
         assert prop in VECTORS
-        out: dict[str, np.ndarray | None] = {}
+        query = f"SELECT id, {prop} FROM node WHERE label = 'Symbol' AND id IN (?ids) AND {prop} IS NOT NULL"
+        return {
+            node_id: np.frombuffer(blob, dtype=np.float32) if blob else None
+            for node_id, blob in self._by_ids(query, ids)
+        }
+
+    def _by_ids(self, query: str, ids: list[str], params: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``query`` for ``ids`` (each once), read a part at a time (SQLite's limit on bound
+        values): ``?ids`` in it stands for a part's marks, after the ``params``. An index that cannot be
+        read is one line (StoreError)."""
         conn = self._connection()
         for part in _parts(list(dict.fromkeys(ids))):
-            marks = ", ".join("?" * len(part))
-            query = f"SELECT id, {prop} FROM node WHERE label = 'Symbol' AND id IN ({marks}) AND {prop} IS NOT NULL"
-            for node_id, blob in conn.execute(query, part):
-                out[node_id] = np.frombuffer(blob, dtype=np.float32) if blob else None
-        return out
+            try:
+                yield from conn.execute(query.replace("?ids", ", ".join("?" * len(part))), (*params, *part))
+            except sqlite3.Error as exc:
+                raise StoreError(f"the full-text index at {self.path} cannot be read: {exc}") from exc
 
     def _insert(
         self,
@@ -251,20 +260,11 @@ class Lexicon:
     def texts(self, repo: str, label: str, prop: str, ids: list[str]) -> dict[str, str]:
         """The ``prop`` field's text of the nodes of ``ids`` this index holds ("" for a node whose field
         is empty); an id it does not hold is left out."""
-        table = TABLES[(label, prop)]
-        out: dict[str, str] = {}
-        conn = self._connection()
-        for part in _parts(list(dict.fromkeys(ids))):
-            marks = ", ".join("?" * len(part))
-            query = (
-                f"SELECT n.id, t.text FROM node AS n LEFT JOIN {table} AS t ON t.rowid = n.rowid"
-                f" WHERE n.label = ? AND n.repo = ? AND n.id IN ({marks})"
-            )
-            try:
-                out.update((node_id, text or "") for node_id, text in conn.execute(query, (label, repo, *part)))
-            except sqlite3.Error as exc:
-                raise StoreError(f"the full-text index at {self.path} cannot be read: {exc}") from exc
-        return out
+        query = (
+            f"SELECT n.id, t.text FROM node AS n LEFT JOIN {TABLES[(label, prop)]} AS t ON t.rowid = n.rowid"
+            " WHERE n.label = ? AND n.repo = ? AND n.id IN (?ids)"
+        )
+        return {node_id: text or "" for node_id, text in self._by_ids(query, ids, (label, repo))}
 
     def count(self, label: str) -> int:
         return int(self._connection().execute("SELECT count(*) FROM node WHERE label = ?", (label,)).fetchone()[0])
