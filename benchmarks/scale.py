@@ -9,13 +9,16 @@ round pays for exporting the model):
    from ``os.wait4``), peak RSS of the child, and the index's size on disk: the time to a queryable
    graph.
 2. ``cg index`` again, which computes the vectors (time to full vectors is 1 + 2).
-3. a one-line edit of one function body, then ``cg index``: the incremental time, with the stage
+3. ``cg index --rebuild`` with the embedding cache the vectors run filled: a whole index whose texts
+   are all cached, as a second clone, a rebuild or a new branch's checkout makes it (the vectors are
+   written with the graph in one run, then the compacting rewrite). Wall and CPU seconds, peak RSS.
+4. a one-line edit of one function body, then ``cg index``: the incremental time, with the stage
    seconds the run reports. With ``--edit-baseline REV``, the edit is timed ``EDIT_PAIRS`` times
    against cg at that git revision (a temporary worktree run by the same Python), interleaved, with
    vectors deferred, each cg on its own copy of the tree indexed by itself (a saved state of another
    format makes a run full): each run adds the line or takes it away again, baseline and current in
    turn, so the ratio holds on a shared machine whose speed drifts.
-4. in the last round, answer latency on that index in a warm process (benchmarks/latency.py's
+5. in the last round, answer latency on that index in a warm process (benchmarks/latency.py's
    measurement: explain, impact, path), and the CLI's start-up (``cg --help``).
 
 The machine's load average is recorded at the start and the end; medians are over the rounds.
@@ -197,6 +200,7 @@ def one_round(project: str, source: Path, config: str, latency: bool, baseline: 
         row["vectors_mb"] = disk_mb(repo / ".cg")
         edit(repo, project)
         row["edit"] = run([cg, "index", "--json"], repo, env)
+        row["warm"] = run([cg, "index", "--rebuild", "--json"], repo, env)
         if baseline is not None:
             row["edit_baseline"], row["edit_current"] = timed_edits(source, work, project, env, baseline)
         if latency:
@@ -265,7 +269,8 @@ def _rounds(args: argparse.Namespace, projects: list[str], configs: list[str], b
                 g = r["graph"]
                 print(
                     f"{label(project)} {config} round {round_no + 1}: queryable after {g['wall']:.0f} s wall,"
-                    f" {g['cpu']:.0f} CPU s, {g['rss_mb']:.0f} MB peak; edit {r['edit']['wall']:.1f} s",
+                    f" {g['cpu']:.0f} CPU s, {g['rss_mb']:.0f} MB peak; edit {r['edit']['wall']:.1f} s;"
+                    f" warm rebuild {r['warm']['wall']:.0f} s, {r['warm']['rss_mb']:.0f} MB peak",
                     flush=True,
                 )
     return rows
@@ -288,6 +293,8 @@ def _report(
         "its full-text index; search, callers, impact, path and explain answer from it): wall and CPU seconds",
         "(user + sys, with the jedi workers), peak RSS, index on disk. *Vectors* = the next `cg index`, which",
         f"computes them ({model_line()}) and writes them (*vectors written*: that write alone).",
+        "*Warm rebuild* = `cg index --rebuild` after them, every text's vector in the embedding cache (a",
+        "second clone, a rebuild): the graph and its vectors in one run; wall and CPU seconds, peak RSS.",
         "*One-file edit* = one line added inside one function body, then `cg index` (stages as the run",
         "reports them; in brackets, what the store's own steps took of its write: the generation copied,",
         "compacted and switched in, `cg index --json`'s `store_steps`). Latency: the last round's index in a",
@@ -298,9 +305,10 @@ def _report(
         "",
         "| project | configuration | rounds | files | definitions | queryable: CPU s | wall s | peak RSS MB "
         "| index MB | stage seconds (parse / jedi / resolve / chunk / write) | vectors: wall s | CPU s | peak RSS MB "
-        "| vectors written s | texts embedded | index MB with vectors | one-file edit wall s | edit stages "
+        "| vectors written s | texts embedded | index MB with vectors | warm rebuild: wall s | CPU s | peak RSS MB "
+        "| one-file edit wall s | edit stages "
         "| explain p50 ms | impact p50 ms | path p50 ms | start-up s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (project, config), rs in rows.items():
         graph = [r["graph"] for r in rs]
@@ -309,6 +317,7 @@ def _report(
         stages = " / ".join(f"{secs.get(k, 0):.0f}" for k in ("parse", "jedi", "resolve", "embed", "write"))
         vec = [r["vectors"] for r in rs]
         edits = [r["edit"] for r in rs]
+        warm = [r["warm"] for r in rs]
         edit_stages = stage_text(edits[-1]["summary"])
         lat = next((r["latency"]["times"] for r in rs if "latency" in r), None)
         cells = [
@@ -328,6 +337,7 @@ def _report(
             f"{med([v['summary'].get('seconds', {}).get('vectors_write', float('nan')) for v in vec]):.1f}",
             str(vec[-1]["summary"].get("embedded", "")),
             f"{med([r['vectors_mb'] for r in rs]):.0f}",
+            *(f"{med([w[k] for w in warm]):.0f}" for k in ("wall", "cpu", "rss_mb")),
             f"{med([x['wall'] for x in edits]):.1f}",
             edit_stages,
             *(f"{med(lat[k]) * 1000:.0f}" if lat and lat[k] else "" for k in ("explain", "impact", "path")),

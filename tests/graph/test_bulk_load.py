@@ -15,6 +15,7 @@ import pytest
 
 from cg.api import open_index, settings_for
 from cg.graph.backends import open_store
+from cg.graph.kuzu_bulk import VECTOR_WEIGHT, BulkLoad, weight
 from cg.graph.kuzu_store import KuzuStore
 from cg.graph.store import FileWrite
 from cg.lexical import analyze_query, analyze_text
@@ -224,3 +225,33 @@ def test_neo4j_full_runs_batched_across_files_store_what_the_statements_store(
         assert not (diff := differences(got.graph, want.graph)), "\n".join(diff)
         assert got.counts == want.counts
         assert not vector_differences(got.vectors, want.vectors)
+
+
+def test_rows_with_vectors_go_in_smaller_copies_and_memory_is_given_back_within_a_flush(tmp_path, monkeypatch):
+    """A vector weighs a row ``VECTOR_WEIGHT`` times more (cg/graph/kuzu_bulk.py ``weight``): copies of
+    rows with vectors hold fewer of them, and the database is reopened as soon as copies of
+    ``bulk_rows`` weight went in, inside one flush too (the last flush of a run holds every edge)."""
+    symbols = [_symbol("shop/payments/retry.py", name) for name in ("schedule_payment_retry", "compute_backoff")]
+    symbols.append(_symbol("shop/payments/retry.py", "cancel_retry"))
+    rows = _file("shop/payments/retry.py", symbols, []).symbol_rows()
+    assert weight(rows) == 3 * (1 + VECTOR_WEIGHT) and weight([{"id": "x", "embedding": None}]) == 1
+    load = BulkLoad(DIM, flush_rows=1 + VECTOR_WEIGHT)
+    load.add_file(_file("shop/payments/retry.py", symbols, []))
+    statements = list(load.drain())
+    symbol_copies = [params["rows"] for query, params in statements if query.startswith("COPY Symbol")]
+    assert [len(r) for r in symbol_copies] == [1, 1, 1]  # one row with a vector fills a copy
+    file_copies = [params["rows"] for query, params in statements if query.startswith("COPY File")]
+    assert [len(r) for r in file_copies] == [1]
+
+    reopen, reopened = KuzuStore._reopen, []
+    monkeypatch.setattr(KuzuStore, "_reopen", lambda store: (reopened.append(1), reopen(store)))
+    store = KuzuStore(tmp_path / "graph.kuzu")
+    store.bulk_rows = 1 + VECTOR_WEIGHT
+    try:
+        with store.run(full=True, dimension=DIM):
+            store.write_file(_file("shop/payments/retry.py", symbols, []))  # one flush: 3 copies of a full weight
+            assert len(reopened) >= 3
+        assert store.stats()["Symbol"] == 3
+        assert len(vectors(store)[("Symbol", "embedding")]) == 3
+    finally:
+        store.close()

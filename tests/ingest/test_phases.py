@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cg.api import open_index
 from cg.config import ConfigError, load_settings
 from cg.embed import embedder_for
-from cg.graph.kuzu_store import KuzuStore
-from cg.ingest.pipeline import Vectors, index_repository, plan
+from cg.graph.kuzu_store import KuzuIndexStore, KuzuStore
+from cg.ingest.pipeline import Embedded, Vectors, index_repository, plan
 from cg.ingest.state import fingerprint, index_settings
 from tests.conftest import copy_shop
 from tests.ingest.helpers import extract_repo
@@ -26,6 +29,39 @@ def test_vectors_hand_out_consecutive_blocks() -> None:
     assert none.shape == (0, 2)
     assert coupons.tolist() == matrix[5:].tolist()
     vectors.done()
+
+
+def test_vectors_let_the_matrix_go_once_every_block_was_taken() -> None:
+    matrix = np.ones((5, 384), np.float32)
+    alive = weakref.ref(matrix)
+    vectors = Vectors(matrix, width=384)
+    del matrix
+    vectors.take(2), vectors.take(3)
+    assert alive() is not None
+    vectors.done()
+    assert alive() is None  # the store has what it needed; the run's end must not carry it
+
+
+def test_a_run_lets_go_of_its_texts_and_vectors_before_the_store_rewrites_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compacting rewrite at a Kùzu run's end is its peak of memory (Django: 1.1 GB over what the
+    process holds): the texts and vectors the write stored must be gone by then."""
+    repo = copy_shop(tmp_path / "shop")
+    held: list[list[tuple[int, int, bool]]] = []
+    compact = KuzuIndexStore._compact_if_grown
+
+    def spying(store: KuzuIndexStore) -> None:
+        gc.collect()
+        runs = [e for e in gc.get_objects() if isinstance(e, Embedded)]
+        held.append([(len(e.chunked), len(e.targets), e.vectors.take(0) is None) for e in runs])
+        compact(store)
+
+    monkeypatch.setattr(KuzuIndexStore, "_compact_if_grown", spying)
+    with open_index(repo, read_only=False, create=True, resolver="name") as index:
+        summary = index.index(full=True)
+        assert summary.mode == "full" and summary.unembedded_files == 0 and summary.symbols > 50
+    assert held == [[(0, 0, True)]]
 
 
 def test_vectors_left_over_or_overdrawn_raise() -> None:
