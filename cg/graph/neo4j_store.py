@@ -381,24 +381,30 @@ class Neo4jStore(CypherStore):
 
     def _fit_vector_indexes(self, dimension: int) -> None:
         """The vector indexes have one dimension for the whole database. When they were made for another
-        one: remade if no other repository uses them, else one line (the model must match theirs)."""
+        one: remade if no other repository uses them, else one line (the model must match theirs). One
+        made with quantization (a cg before ``VECTOR_WIDEN``, or Neo4j's default) is remade without it,
+        whoever uses it: Neo4j fills the new index from the nodes' vectors, which stay as they are."""
         rows = self._read(
             "SHOW VECTOR INDEXES YIELD name, options WHERE name IN $names"
-            " RETURN name, options.indexConfig['vector.dimensions']",
+            " RETURN name, options.indexConfig['vector.dimensions'],"
+            " options.indexConfig['vector.quantization.enabled']",
             {"names": list(VECTOR_INDEXES.values())},
         )
-        wrong = [name for name, dim in rows if dim is not None and int(dim) != dimension]
+        wrong = [name for name, dim, _ in rows if dim is not None and int(dim) != dimension]
+        quantized = [name for name, _, on in rows if on is True and name not in wrong]
+        for name in quantized if not wrong else []:
+            self._ddl(f"DROP INDEX {name} IF EXISTS")
         if not wrong:
             return
         others = [r[0] for r in self._read(_OTHER_REPOSITORIES, {"repo": self.repo_key})]
         if others:
-            have = next(int(dim) for name, dim in rows if name in wrong)
+            have = next(int(dim) for name, dim, _ in rows if name in wrong)
             raise StoreError(
                 f"the vector indexes of Neo4j database {self.database!r} hold {have}-d vectors for"
                 f" {', '.join(repr(o) for o in others[:3])}{' and more' if len(others) > 3 else ''}; the model"
                 f" gives {dimension}-d: use a {have}-d model or a database of its own (NEO4J_DATABASE)"
             )
-        for name in wrong:
+        for name in [*wrong, *quantized]:
             self._ddl(f"DROP INDEX {name} IF EXISTS")
 
     def _ddl(self, statement: str) -> None:
