@@ -35,7 +35,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cg.graph.cypher import EDGE_ENDS, REL_COLUMNS, VECTOR_PROPS
-from cg.graph.cypher_store import Statement
 from cg.graph.store import CHUNK_FIELDS, SYMBOL_FIELDS, FileWrite, edge_row, external_rows, file_row
 from cg.model import CommitRecord, DocSection, Edge, External
 
@@ -148,8 +147,9 @@ class BulkLoad:
             self._add_rels("TOUCHES", "Commit", label, rows)
 
     # -- what the store runs ----------------------------------------------------------------------
-    def drain(self) -> Iterator[Statement]:
-        """The ``COPY`` statements of the rows waiting, node tables first; the buffer is empty after."""
+    def drain(self) -> Iterator[tuple[str, dict[str, Any], int]]:
+        """The ``COPY`` statements of the rows waiting, node tables first, each with the weight of its
+        rows (``weight``); the buffer is empty after."""
         nodes, rels = self._nodes, self._rels
         self._nodes = {label: [] for label in NODE_COLUMNS}
         self._rels = {}
@@ -164,11 +164,14 @@ class BulkLoad:
         for (rel, src, dst), rows in rels.items():
             yield from self._batches(_rel_copy(rel, src, dst), rows)
 
-    def _batches(self, query: str, rows: list[dict[str, Any]]) -> Iterator[Statement]:
-        """``rows`` (of one kind: the same vectors each) in statements of up to ``flush_rows`` weight."""
-        size = max(1, self.flush_rows // max(1, weight(rows[:1])))
+    def _batches(self, query: str, rows: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], int]]:
+        """``rows`` (of one kind: the same vectors each, so the same weight) in statements of up to
+        ``flush_rows`` weight."""
+        each = max(1, weight(rows[:1]))
+        size = max(1, self.flush_rows // each)
         for start in range(0, len(rows), size):
-            yield query, {"rows": rows[start : start + size]}
+            batch = rows[start : start + size]
+            yield query, {"rows": batch}, each * len(batch)
 
     # -- helpers ----------------------------------------------------------------------------------
     def _claim(self, label: str, ids: list[str]) -> None:

@@ -35,7 +35,7 @@ from cg.graph import cypher as q
 from cg.graph.cypher import text_field, vector_prop
 from cg.graph.cypher_store import CypherStore, Statement
 from cg.graph.generations import LEXICON, Generation, Generations, NoCompleteIndex, WriterLock
-from cg.graph.kuzu_bulk import NODE_VECTORS, BulkLoad, Unbufferable, weight
+from cg.graph.kuzu_bulk import NODE_VECTORS, BulkLoad, Unbufferable
 from cg.graph.lexicon import VECTORS as LEXICON_VECTORS
 from cg.graph.lexicon import Lexicon
 from cg.graph.readonly import vet
@@ -254,9 +254,9 @@ class KuzuStore(CypherStore):
         bulk = self._bulk
         if bulk is None or not bulk.pending:
             return
-        for query, params in bulk.drain():
+        for query, params, rows_weight in bulk.drain():
             self._conn.execute(query, self._params(query, params))
-            self._copied += weight(params["rows"])
+            self._copied += rows_weight
             if self._copied >= self.bulk_rows:
                 self._reopen()
 

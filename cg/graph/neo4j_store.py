@@ -392,11 +392,7 @@ class Neo4jStore(CypherStore):
         )
         wrong = [name for name, dim, _ in rows if dim is not None and int(dim) != dimension]
         quantized = [name for name, _, on in rows if on is True and name not in wrong]
-        for name in quantized if not wrong else []:
-            self._ddl(f"DROP INDEX {name} IF EXISTS")
-        if not wrong:
-            return
-        others = [r[0] for r in self._read(_OTHER_REPOSITORIES, {"repo": self.repo_key})]
+        others = [r[0] for r in self._read(_OTHER_REPOSITORIES, {"repo": self.repo_key})] if wrong else []
         if others:
             have = next(int(dim) for name, dim, _ in rows if name in wrong)
             raise StoreError(

@@ -238,10 +238,11 @@ def test_rows_with_vectors_go_in_smaller_copies_and_memory_is_given_back_within_
     load = BulkLoad(DIM, flush_rows=1 + VECTOR_WEIGHT)
     load.add_file(_file("shop/payments/retry.py", symbols, []))
     statements = list(load.drain())
-    symbol_copies = [params["rows"] for query, params in statements if query.startswith("COPY Symbol")]
+    symbol_copies = [params["rows"] for query, params, _ in statements if query.startswith("COPY Symbol")]
     assert [len(r) for r in symbol_copies] == [1, 1, 1]  # one row with a vector fills a copy
-    file_copies = [params["rows"] for query, params in statements if query.startswith("COPY File")]
+    file_copies = [params["rows"] for query, params, _ in statements if query.startswith("COPY File")]
     assert [len(r) for r in file_copies] == [1]
+    assert all(w == weight(params["rows"]) for _, params, w in statements)  # each copy says what it weighs
 
     reopen, reopened = KuzuStore._reopen, []
     monkeypatch.setattr(KuzuStore, "_reopen", lambda store: (reopened.append(1), reopen(store)))

@@ -114,6 +114,50 @@ def test_an_unkeyed_graph_from_an_older_cg_is_removed_by_the_first_keyed_index(s
     assert shop.stats()["Symbol"] == 3  # the keyed graphs stay
 
 
+def _vector_indexes(store: Neo4jStore) -> dict[str, tuple[int, bool]]:
+    rows = store._read(
+        "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig['vector.dimensions'],"
+        " options.indexConfig['vector.quantization.enabled']"
+    )
+    return {name: (int(dim), bool(on)) for name, dim, on in rows}
+
+
+def test_a_quantized_vector_index_is_remade_exact_and_refilled_from_the_vectors(stores):
+    """Neo4j 5.26 quantizes a vector index unless told not to, and its scores then differ from exact
+    cosine by up to 0.005 (enough to swap neighbours and so a flow's seeds). An index an earlier cg made
+    that way is remade without quantization when the schema is ensured, and the vectors already on the
+    nodes fill it: no re-index needed."""
+    shop = stores[SHOP]
+    populate(shop)
+    shop._ddl("DROP INDEX symbol_embedding IF EXISTS")
+    shop._ddl(
+        f"CREATE VECTOR INDEX symbol_embedding FOR (n:Symbol) ON n.embedding OPTIONS {{indexConfig:"
+        f" {{`vector.dimensions`: {DIM}, `vector.similarity_function`: 'cosine',"
+        " `vector.quantization.enabled`: true}}"
+    )
+    assert _vector_indexes(shop)["symbol_embedding"] == (DIM, True)
+    shop.ensure_schema(DIM)  # what the next run does first
+    indexes = _vector_indexes(shop)
+    assert indexes["symbol_embedding"] == (DIM, False)
+    assert all(indexes[name] == (DIM, False) for name in indexes if name in ("chunk_embedding", "doc_embedding"))
+    hits = shop.vector(vec(1), 3)
+    assert [h[0] for h in hits][0] == BACKOFF.id and hits[0][1] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_model_of_another_width_is_refused_in_one_line_beside_another_repository(stores):
+    """The vector indexes are the database's: another repository's 384-d vectors keep them, and a run
+    with an 8-d model is told which repository holds them and what to do (the database may hold other
+    tests' repositories too, so only the refusal is checked here, not a remake)."""
+    shop, billing = stores[SHOP], stores[BILLING]
+    populate(billing)
+    with pytest.raises(StoreError, match=r"hold 384-d vectors for .*; the model gives 8-d: use a 384-d model") as no:
+        shop.ensure_schema(8)
+    assert "\n" not in str(no.value)
+    assert _vector_indexes(shop)["symbol_embedding"] == (DIM, False)  # billing's index is kept
+    populate(shop)
+    assert shop.vector(vec(1), 1)[0][0] == BACKOFF.id
+
+
 def _shared_statements() -> list[str]:
     """Every statement of cg/graph/cypher.py, the parametrised ones for each valid argument."""
     out: list[str] = []
