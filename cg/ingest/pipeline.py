@@ -901,7 +901,10 @@ def fill_vectors(
     if any(state.files[p].extraction is not None for p in older) and counter is approx_tokens:
         counter = embedder.token_counter()  # the chunks must be cut as the write cut them
     chunked = [
-        (fs.extraction, chunk_file(fs.extraction, settings.chunk_tokens, counter, settings.max_chunks_per_file))
+        (
+            fs.extraction,
+            chunk_file(fs.extraction, settings.chunk_tokens, counter, settings.max_chunks_per_file, lexical=False),
+        )
         for p in older
         if (fs := state.files[p]).extraction is not None
     ]

@@ -152,7 +152,37 @@ def test_token_counts_are_the_transformers_tokenizers(tmp_path: Path):
     texts = [*_definitions(), "", "naïve café – 中文 🎉\r\n\tTabs", "x" * 3000, "HandleInvoicePaid handle_invoice_paid"]
     slow = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_MODEL))
     expected = [len(ids) for ids in slow(texts, add_special_tokens=False, truncation=False)["input_ids"]]
-    assert Embedder(DEFAULT_MODEL, tmp_path).token_counter()(texts) == expected
+    counter = Embedder(DEFAULT_MODEL, tmp_path).token_counter()
+    assert counter(texts) == expected
+    assert counter([*texts, *texts]) == expected * 2  # the short ones now from the memo, in place
+
+
+# Text a bound on BERT's count could get wrong: what its normalizer drops (control characters,
+# combining marks), what it cuts that Python does not (Unicode punctuation, ideographic spaces, CJK),
+# what Python takes for whitespace that BERT drops, accents inside identifiers, over-long words.
+TRICKY = [
+    "abc\x1cxyz def\x1fghi",
+    "\u0301\u0301 \u200b\u200b a\u00a0b c\u3000d",
+    "naïve_café = İstanbul.ĳssel(ǅemal)",
+    "«quoted»—dash…ellipsis a→b ≤ c",
+    "中文字符 mixed中文with latin 🎉🎉 x🎉y",
+    "x" * 300 + " " + "y_" * 200,
+    "\ufffd\ufffd replacement \x00 nul \t\ttabs\r\n",
+]
+
+
+def test_the_lower_bound_on_bert_counts_never_passes_the_count(tmp_path: Path):
+    """``fit_budget`` skips counting a head whose bound is over budget (cg/ingest/chunk.py), so the
+    bound must never be above the real count, and on code it must be close to it to be of use."""
+    counter = Embedder(DEFAULT_MODEL, tmp_path).token_counter()
+    texts = [*_definitions(), *TRICKY]
+    counts = counter(texts)
+    bounds = [counter.lower_bound(t) for t in texts]
+    assert all(b <= n for b, n in zip(bounds, counts, strict=True)), [
+        (t[:40], b, n) for t, b, n in zip(texts, bounds, counts, strict=True) if b > n
+    ]
+    code = [(b, n) for b, n in zip(bounds, counts, strict=True)][: len(_definitions())]
+    assert sum(b for b, _ in code) >= 0.7 * sum(n for _, n in code)
 
 
 def test_the_export_is_announced_once_and_then_cached(tmp_path: Path, exports: Path, capsys):

@@ -154,3 +154,42 @@ def test_the_budget_check_counts_a_long_text_by_its_head_and_agrees_with_the_ful
     assert fit_budget(texts, budget, words) == [True, False, True] == [n <= budget for n in words(texts)[:3]]
     assert calls[0][1] != long_body and len(calls[0][1]) <= budget * PREFIX_CHARS  # counted by its head
     assert calls[1] == [indented]  # its head fitted, so the whole was counted
+
+
+def test_a_head_the_counters_lower_bound_puts_over_budget_is_never_counted():
+    """A counter may carry ``lower_bound`` (cg/embed ``bert_lower_bound``): a head whose bound is over
+    budget does not fit, so it is not counted, and every answer stays the exact count's."""
+    from cg.ingest.chunk import fit_budget
+
+    counted: list[str] = []
+
+    def words(texts):
+        counted.extend(texts)
+        return [len(t.split()) for t in texts]
+
+    words.lower_bound = lambda text: len(text.split()) * 3 // 4  # at most the count, as a bound must be
+
+    budget = 64
+    short = "def charge(invoice):\n    return gateway.charge(invoice.total)\n"
+    near = " ".join(f"amount_{i}" for i in range(80))  # 80 words: bound 60, so counted, and over
+    huge = "\n".join(f"post {i} to ledger {i}" for i in range(400))  # bound far over: never counted
+    assert fit_budget([short, near, huge], budget, words) == [True, False, False]
+    assert short in counted and near in counted and not any(t.startswith("post 0 to ledger") for t in counted)
+
+
+def test_chunks_without_lexical_texts_embed_exactly_what_the_full_chunking_embeds():
+    """``fill_vectors`` chunks only for the texts it embeds (``lexical=False``): the same symbols,
+    embedded texts, fragments, skeletons and table of contents, with no search text or literals."""
+    methods = "\n".join(
+        f'    def handle_event_{i}(self, event):\n        """Handle event type {i}."""\n'
+        f"        return self.dispatch({i}, event)\n"
+        for i in range(60)
+    )
+    source = f'{big_function(120)}\n\nclass EventRouter(BaseRouter):\n    """Routes webhook events."""\n\n{methods}'
+    ex = extract_source("billing/ledger.py", source)
+    full, bare = chunk_file(ex, budget=128, count=words), chunk_file(ex, budget=128, count=words, lexical=False)
+    assert bare.embed_texts == full.embed_texts and len(full.chunks) > 3
+    assert [(c.id, c.text, c.start_line) for c in bare.chunks] == [(c.id, c.text, c.start_line) for c in full.chunks]
+    assert [(s.id, s.header) for s in bare.symbols] == [(s.id, s.header) for s in full.symbols]
+    assert all(c.search_text for c in full.chunks) and not any(c.search_text for c in bare.chunks)
+    assert any(s.literals for s in full.symbols) and not any(s.search_text or s.literals for s in bare.symbols)
