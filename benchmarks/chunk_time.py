@@ -117,7 +117,7 @@ def main() -> None:
     load_end = os.getloadavg()
     lines = [
         machine_line(),
-        model_line(),
+        f"Model (its tokenizer counts the tokens): {model_line()}.",
         "",
         f"`chunk_file` over every file with the model's token counter (resolver `name`), baseline `{args.baseline}`"
         f" against this checkout, each in its own interpreter, interleaved, {args.rounds} rounds each; medians,"
