@@ -244,7 +244,7 @@ def chunk_file(
     many fragments and skeleton parts, the first ones emitted (a generated file would otherwise yield thousands
     to embed); every definition and the table of contents are kept whatever the cap. Without ``lexical``
     the units' lexical texts (search text, literals) are left empty: a caller that wants only what
-    is embedded (``fill_vectors``) skips a quarter of the work (Django: 10 of 38 s)."""
+    is embedded (``fill_vectors``) skips about half of the work (Django: 16 s against 30)."""
     analyze = analyze_text if lexical else None
     by_id = {s.id: s for s in ex.symbols}
     children: dict[str, list[Symbol]] = {}
