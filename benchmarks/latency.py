@@ -10,6 +10,9 @@ round), so explain includes real query inference, as for a question never asked 
 and path pairs are not typed in here: they come from the graph, the seeds and flow of each question.
 
     python benchmarks/latency.py      # writes the "Answer latency" section of benchmarks/RESULTS.md
+
+On Neo4j the sessions alternate between the Bolt codec cg installs (neo4j-rust-ext, in Rust) and the
+driver's own Python one (``python_codec``), so the row without the extension is measured beside it.
 """
 
 from __future__ import annotations
@@ -148,6 +151,40 @@ def _measure(index: Index, scratch: Path, questions: list[str]) -> dict:
     }
 
 
+@contextmanager
+def python_codec() -> Iterator[None]:
+    """The Neo4j driver's own pure-Python Bolt codec, as it runs without neo4j-rust-ext: its packstream
+    classes pick the Rust or the Python path when they are defined, so the Python path's two methods
+    (the driver's own ``_py_pack`` and ``_unpack``, as it defines them without the extension) stand in
+    for the Rust ones while the block runs."""
+    from neo4j._codec.packstream.v1 import Packer, Unpacker
+
+    saved = Packer._pack, Unpacker.unpack
+
+    def pack(self, data, dehydration_hooks=None):
+        self._py_pack(data, dehydration_hooks)
+
+    def unpack(self, hydration_hooks=None):
+        return self._unpack(hydration_hooks=hydration_hooks)
+
+    Packer._pack, Unpacker.unpack = pack, unpack  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Packer._pack, Unpacker.unpack = saved  # type: ignore[method-assign]
+
+
+PYTHON_CODEC = "neo4j, Python codec"  # the row of the driver without neo4j-rust-ext (``python_codec``)
+CODEC_PAIRS = 2  # Neo4j sessions per codec, in turn (Rust, Python, Rust, ...), their samples pooled
+
+
+def merged(results: list[dict]) -> dict:
+    """Sessions of one variant as one: their samples pooled, the first session's model load and memory."""
+    first = dict(results[0])
+    first["times"] = {name: [x for r in results for x in r["times"][name]] for name in first["times"]}
+    return first
+
+
 def main() -> None:
     quiet_model_loading()
     load = os.getloadavg()
@@ -158,10 +195,19 @@ def main() -> None:
         with scratch_copy(source, "cg-latency-") as repo:
             for backend in backends:
                 index(repo, backend)
-                result = measure(repo, backend, QUESTIONS[label])
-                rows.append((label, backend, result))
-                p50 = statistics.median(result["times"]["explain"]) * 1000
-                print(f"{label} on {backend}: explain p50 {p50:.0f} ms", flush=True)
+                if backend == "neo4j":  # with the Rust codec cg installs, and the driver's Python one, in turn
+                    runs: dict[str, list[dict]] = {"neo4j": [], PYTHON_CODEC: []}
+                    for _ in range(CODEC_PAIRS):
+                        runs["neo4j"].append(measure(repo, backend, QUESTIONS[label]))
+                        with python_codec():
+                            runs[PYTHON_CODEC].append(measure(repo, backend, QUESTIONS[label]))
+                    variants = [(name, merged(results)) for name, results in runs.items()]
+                else:
+                    variants = [(backend, measure(repo, backend, QUESTIONS[label]))]
+                for name, result in variants:
+                    rows.append((label, name, result))
+                    p50 = statistics.median(result["times"]["explain"]) * 1000
+                    print(f"{label} on {name}: explain p50 {p50:.0f} ms", flush=True)
 
     lines = [
         machine_line(),
@@ -176,7 +222,15 @@ def main() -> None:
         "of later answers read no statements.",
         f"Load average (1 min) at the start and the end of the run: {load[0]:.1f} and {os.getloadavg()[0]:.1f}",
         f"on {os.cpu_count()} cores; a p95 far above the p50 is mostly time spent waiting for a core.",
-        *([] if "neo4j" in backends else ["Neo4j: not measured in this run (NEO4J_URI not set)."]),
+        *(
+            [
+                f"Neo4j: {CODEC_PAIRS} sessions with the Bolt codec in Rust (neo4j-rust-ext, which cg installs) and"
+                f" {CODEC_PAIRS} with the driver's Python codec (*{PYTHON_CODEC}*), in turn, on the same index;"
+                " each row pools its sessions' samples."
+            ]
+            if "neo4j" in backends
+            else ["Neo4j: not measured in this run (NEO4J_URI not set)."]
+        ),
         "",
         "| project | backend | model load s | explain p50 ms | explain p95 ms | query embedding p50 ms "
         "| query embedding p95 ms | impact p50 ms | impact p95 ms | path p50 ms | path p95 ms "

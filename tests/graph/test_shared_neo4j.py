@@ -342,3 +342,12 @@ def test_a_run_bigger_than_the_servers_transaction_memory_fails_in_one_line_and_
     assert "db.memory.transaction.max" in message and "previous graph is as it was" in message, message
     assert "\n" not in message
     assert store.stats() == before
+
+
+def test_the_driver_decodes_bolt_in_rust():
+    """cg installs neo4j-rust-ext, Neo4j's own Rust build of the driver's Bolt codec: explain reads
+    candidates' vectors, and the driver's Python codec decoded each float in Python (explain on
+    examples/shop: benchmarks/latency.py, RESULTS.md "Answer latency")."""
+    from neo4j._codec.packstream import v1
+
+    assert v1._rust_unpack is not None and v1._rust_pack is not None
