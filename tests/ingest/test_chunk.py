@@ -27,6 +27,16 @@ def big_function(statements: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def event_router(methods: int = 60) -> str:
+    """A webhook router class with ``methods`` one-line handlers."""
+    body = "\n".join(
+        f'    def handle_event_{i}(self, event):\n        """Handle event type {i}."""\n'
+        f"        return self.dispatch({i}, event)\n"
+        for i in range(methods)
+    )
+    return f'class EventRouter(BaseRouter):\n    """Routes webhook events."""\n\n{body}'
+
+
 def test_a_900_line_function_splits_at_statement_boundaries_only():
     source = big_function(300)  # 903 lines
     assert len(source.splitlines()) >= 900
@@ -71,12 +81,7 @@ def test_one_statement_over_budget_descends_into_its_block():
 
 
 def test_a_class_with_60_methods_gets_a_skeleton_and_its_methods_stand_alone():
-    methods = "\n".join(
-        f'    def handle_event_{i}(self, event):\n        """Handle event type {i}."""\n'
-        f"        return self.dispatch({i}, event)\n"
-        for i in range(60)
-    )
-    source = f'@register\nclass EventRouter(BaseRouter):\n    """Routes webhook events."""\n\n{methods}'
+    source = f"@register\n{event_router()}"
     ex = extract_source("hooks/router.py", source)
     unit = chunk_file(ex, budget=256, count=words)
     cls_index = next(i for i, s in enumerate(unit.symbols) if s.name == "EventRouter")
@@ -180,12 +185,7 @@ def test_a_head_the_counters_lower_bound_puts_over_budget_is_never_counted():
 def test_chunks_without_lexical_texts_embed_exactly_what_the_full_chunking_embeds():
     """``fill_vectors`` chunks only for the texts it embeds (``lexical=False``): the same symbols,
     embedded texts, fragments, skeletons and table of contents, with no search text or literals."""
-    methods = "\n".join(
-        f'    def handle_event_{i}(self, event):\n        """Handle event type {i}."""\n'
-        f"        return self.dispatch({i}, event)\n"
-        for i in range(60)
-    )
-    source = f'{big_function(120)}\n\nclass EventRouter(BaseRouter):\n    """Routes webhook events."""\n\n{methods}'
+    source = f"{big_function(120)}\n\n{event_router()}"
     ex = extract_source("billing/ledger.py", source)
     full, bare = chunk_file(ex, budget=128, count=words), chunk_file(ex, budget=128, count=words, lexical=False)
     assert bare.embed_texts == full.embed_texts and len(full.chunks) > 3
