@@ -196,10 +196,9 @@ def fit_budget(texts: Sequence[str], budget: int, count: TokenCounter) -> list[b
         heads.append(text[:cut] if cut > 0 else text)
     # a head the counter's lower bound (cg/embed ``bert_lower_bound``) puts over budget is not counted
     bound: Callable[[str], int] | None = getattr(count, "lower_bound", None)
-    over = {i for i, head in enumerate(heads) if bound is not None and len(head) > budget and bound(head) > budget}
-    rest = [i for i in range(len(heads)) if i not in over]
+    counted = [i for i, head in enumerate(heads) if bound is None or len(head) <= budget or bound(head) <= budget]
     fits = [False] * len(heads)
-    for i, n in zip(rest, count([heads[i] for i in rest]) if rest else [], strict=True):
+    for i, n in zip(counted, count([heads[i] for i in counted]) if counted else [], strict=True):
         fits[i] = n <= budget
     again = [i for i, text in enumerate(texts) if fits[i] and heads[i] is not text]
     for i, n in zip(again, count([texts[i] for i in again]) if again else [], strict=True):
